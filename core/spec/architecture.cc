@@ -1,0 +1,79 @@
+#include "core/spec/architecture.h"
+
+#include <cmath>
+
+namespace fk::spec {
+
+LayerType Architecture::layer_type(int64_t layer) const {
+  if (attention.layer_types.empty())
+    return attention.sliding_window ? LayerType::kSliding : LayerType::kFull;
+  return attention.layer_types[static_cast<size_t>(layer) % attention.layer_types.size()];
+}
+
+bool Architecture::layer_is_moe(int64_t layer) const {
+  return moe.enabled() && layer >= moe.first_dense_layers;
+}
+
+int64_t Architecture::rotary_dim() const {
+  if (position.kind != PositionKind::kRope) return 0;
+  return static_cast<int64_t>(std::llround(static_cast<double>(head_dim) * position.partial_rotary_factor));
+}
+
+double Architecture::attention_scale() const {
+  const double d = attention.query_pre_attn_scalar ? *attention.query_pre_attn_scalar
+                                                   : static_cast<double>(head_dim);
+  return 1.0 / std::sqrt(d);
+}
+
+std::string Architecture::attention_kind() const {
+  if (num_key_value_heads == num_attention_heads) return "MHA";
+  if (num_key_value_heads == 1) return "MQA";
+  return "GQA";
+}
+
+std::string_view norm_kind_name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
+
+std::string_view norm_placement_name(NormPlacement p) {
+  switch (p) {
+    case NormPlacement::kPre: return "pre";
+    case NormPlacement::kPost: return "post";
+    case NormPlacement::kSandwich: return "sandwich";
+  }
+  return "?";
+}
+
+std::string_view activation_name(Activation a) {
+  switch (a) {
+    case Activation::kSilu: return "silu";
+    case Activation::kGelu: return "gelu";
+    case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kRelu: return "relu";
+  }
+  return "?";
+}
+
+std::string_view layer_type_name(LayerType t) { return t == LayerType::kFull ? "full" : "sliding"; }
+
+std::string_view position_kind_name(PositionKind k) {
+  switch (k) {
+    case PositionKind::kRope: return "rope";
+    case PositionKind::kLearned: return "learned";
+    case PositionKind::kNone: return "none";
+  }
+  return "?";
+}
+
+std::string_view rope_style_name(RopeStyle s) { return s == RopeStyle::kNeox ? "neox" : "gptj"; }
+
+std::string_view rope_scaling_name(RopeScalingType t) {
+  switch (t) {
+    case RopeScalingType::kNone: return "none";
+    case RopeScalingType::kLinear: return "linear";
+    case RopeScalingType::kLlama3: return "llama3";
+  }
+  return "?";
+}
+
+std::string_view head_kind_name(HeadKind k) { return k == HeadKind::kLm ? "lm" : "none"; }
+
+}  // namespace fk::spec

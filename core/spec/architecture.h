@@ -1,0 +1,143 @@
+// The architecture spec: everything the model stage needs to build a transformer.
+//
+// Field names follow HuggingFace config.json where one exists (hidden_size,
+// num_key_value_heads, ...); grouped sections describe behaviour config.json leaves
+// to the model class (norm placement, gated MLP, rope style). docs/specs.md is the
+// reference for every field, its default and its validation rule.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/spec/diagnostics.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fk::spec {
+
+enum class NormKind { kRmsNorm, kLayerNorm };
+// pre: x + f(norm(x)). post (BERT): norm(x + f(x)). sandwich (Gemma 2/3):
+// x + post_norm(f(pre_norm(x))).
+enum class NormPlacement { kPre, kPost, kSandwich };
+enum class Activation { kSilu, kGelu, kGeluTanh, kRelu };
+enum class LayerType { kFull, kSliding };
+enum class PositionKind { kRope, kLearned, kNone };
+enum class RopeStyle { kNeox, kGptj };
+enum class RopeScalingType { kNone, kLinear, kLlama3 };
+enum class HeadKind { kLm, kNone };
+
+struct AttentionSpec {
+  bool causal = true;
+  bool qkv_bias = false;
+  bool out_bias = false;
+  std::optional<int64_t> sliding_window;  // tokens a sliding layer attends to
+  // Per-layer kinds, repeated cyclically over the layers. Empty: every layer is
+  // sliding when sliding_window is set, else full.
+  std::vector<LayerType> layer_types;
+  std::optional<double> logit_softcap;          // tanh soft-capping of scores (Gemma 2)
+  bool qk_norm = false;                         // RMSNorm over each q/k head (Qwen3, Gemma 3)
+  std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
+};
+
+struct NormSpec {
+  NormKind kind = NormKind::kRmsNorm;
+  double eps = 1e-6;
+  NormPlacement placement = NormPlacement::kPre;
+  double weight_offset = 0.0;  // RMSNorm scales by (offset + w): Gemma uses 1.0
+};
+
+struct MlpSpec {
+  Activation activation = Activation::kSilu;
+  bool gated = true;  // act(gate) * up (SwiGLU/GeGLU) vs act(fc1)
+  bool bias = false;
+};
+
+struct RopeScaling {
+  RopeScalingType type = RopeScalingType::kNone;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;   // llama3
+  double high_freq_factor = 4.0;  // llama3
+  int64_t original_max_position_embeddings = 0;  // llama3
+};
+
+struct PositionSpec {
+  PositionKind kind = PositionKind::kRope;
+  double rope_theta = 10000.0;
+  std::optional<double> local_rope_theta;  // theta of sliding layers (Gemma 3)
+  RopeStyle rope_style = RopeStyle::kNeox;
+  double partial_rotary_factor = 1.0;
+  RopeScaling rope_scaling;
+};
+
+struct EmbeddingSpec {
+  bool tied = false;              // LM head shares the token embedding
+  bool scale_by_sqrt_hidden = false;  // Gemma: embeddings * sqrt(hidden_size)
+  int64_t type_vocab_size = 0;    // BERT token-type embeddings
+  bool norm = false;              // LayerNorm right after the embeddings (BERT)
+};
+
+struct HeadSpec {
+  HeadKind kind = HeadKind::kLm;
+  bool final_norm = true;
+  std::optional<double> logit_softcap;  // final logit soft-capping (Gemma 2)
+};
+
+struct MoeSpec {
+  int64_t num_experts = 0;  // 0: dense model
+  int64_t experts_per_token = 0;
+  int64_t moe_intermediate_size = 0;
+  bool renormalize = true;  // renormalise the top-k router weights to sum to 1
+  int64_t shared_experts = 0;
+  int64_t shared_intermediate_size = 0;
+  int64_t first_dense_layers = 0;  // leading layers with a dense MLP
+  bool enabled() const { return num_experts > 0; }
+};
+
+struct Architecture {
+  // Identity and provenance.
+  std::string name;
+  std::string model_type;
+  std::string hf_id;
+  std::string family;
+  std::string source;
+  std::string preset = "full";  // which preset produced these values
+  DType dtype = DType::kBF16;
+
+  int64_t hidden_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim = 0;
+  int64_t intermediate_size = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+
+  AttentionSpec attention;
+  NormSpec norm;
+  MlpSpec mlp;
+  PositionSpec position;
+  EmbeddingSpec embedding;
+  HeadSpec head;
+  MoeSpec moe;
+
+  // Derived helpers.
+  LayerType layer_type(int64_t layer) const;
+  bool layer_is_moe(int64_t layer) const;
+  int64_t rotary_dim() const;
+  double attention_scale() const;
+  // "MHA", "GQA" or "MQA".
+  std::string attention_kind() const;
+};
+
+std::string_view norm_kind_name(NormKind k);
+std::string_view norm_placement_name(NormPlacement p);
+std::string_view activation_name(Activation a);
+std::string_view layer_type_name(LayerType t);
+std::string_view position_kind_name(PositionKind k);
+std::string_view rope_style_name(RopeStyle s);
+std::string_view rope_scaling_name(RopeScalingType t);
+std::string_view head_kind_name(HeadKind k);
+
+}  // namespace fk::spec

@@ -1,0 +1,399 @@
+#include "core/spec/architecture_load.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <regex>
+
+namespace fk::spec {
+namespace {
+
+const std::vector<std::pair<std::string, NormKind>> kNormKinds = {{"rmsnorm", NormKind::kRmsNorm},
+                                                                  {"layernorm", NormKind::kLayerNorm}};
+const std::vector<std::pair<std::string, NormPlacement>> kPlacements = {
+    {"pre", NormPlacement::kPre}, {"post", NormPlacement::kPost}, {"sandwich", NormPlacement::kSandwich}};
+const std::vector<std::pair<std::string, Activation>> kActivations = {{"silu", Activation::kSilu},
+                                                                      {"gelu", Activation::kGelu},
+                                                                      {"gelu_tanh", Activation::kGeluTanh},
+                                                                      {"relu", Activation::kRelu}};
+const std::vector<std::pair<std::string, PositionKind>> kPositionKinds = {
+    {"rope", PositionKind::kRope}, {"learned", PositionKind::kLearned}, {"none", PositionKind::kNone}};
+const std::vector<std::pair<std::string, RopeStyle>> kRopeStyles = {{"neox", RopeStyle::kNeox},
+                                                                    {"gptj", RopeStyle::kGptj}};
+const std::vector<std::pair<std::string, RopeScalingType>> kRopeScalings = {
+    {"none", RopeScalingType::kNone}, {"linear", RopeScalingType::kLinear}, {"llama3", RopeScalingType::kLlama3}};
+const std::vector<std::pair<std::string, HeadKind>> kHeadKinds = {{"lm", HeadKind::kLm}, {"none", HeadKind::kNone}};
+const std::vector<std::pair<std::string, DType>> kModelDtypes = {
+    {"fp32", DType::kF32}, {"fp16", DType::kF16}, {"bf16", DType::kBF16}};
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+void read_attention(MapReader& r, AttentionSpec& a) {
+  r.boolean("causal", a.causal, Need::kOptional);
+  r.boolean("qkv_bias", a.qkv_bias, Need::kOptional);
+  r.boolean("out_bias", a.out_bias, Need::kOptional);
+  r.optional_integer("sliding_window", a.sliding_window, Need::kOptional, 1, kMaxDim);
+  std::vector<std::string> types;
+  if (r.string_list("layer_types", types, Need::kOptional)) {
+    std::vector<LayerType> parsed;
+    bool ok = true;
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "full") {
+        parsed.push_back(LayerType::kFull);
+      } else if (types[i] == "sliding") {
+        parsed.push_back(LayerType::kSliding);
+      } else {
+        r.ctx().error(r.key_pos("layer_types"), fmt::format("{}[{}]", r.path("layer_types"), i),
+                      fmt::format("'{}' is not one of [full, sliding]", types[i]));
+        ok = false;
+      }
+    }
+    if (types.empty()) {
+      r.ctx().error(r.key_pos("layer_types"), r.path("layer_types"),
+                    "the list is empty; list at least one layer type or leave the field out");
+      ok = false;
+    }
+    if (ok) a.layer_types = std::move(parsed);
+  }
+  r.optional_number("logit_softcap", a.logit_softcap, Need::kOptional, 0.0, 1e6, true);
+  r.boolean("qk_norm", a.qk_norm, Need::kOptional);
+  r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, 0.0, 1e9, true);
+}
+
+void read_norm(MapReader& r, NormSpec& n) {
+  r.choice("kind", n.kind, Need::kRequired, kNormKinds);
+  r.number("eps", n.eps, Need::kRequired, 0.0, 0.1, true);
+  r.choice("placement", n.placement, Need::kOptional, kPlacements);
+  r.number("weight_offset", n.weight_offset, Need::kOptional, -10.0, 10.0);
+}
+
+void read_mlp(MapReader& r, MlpSpec& m) {
+  r.choice("activation", m.activation, Need::kRequired, kActivations);
+  r.boolean("gated", m.gated, Need::kOptional);
+  r.boolean("bias", m.bias, Need::kOptional);
+}
+
+void read_rope_scaling(MapReader& r, RopeScaling& s) {
+  r.choice("type", s.type, Need::kRequired, kRopeScalings);
+  r.number("factor", s.factor, Need::kOptional, 0.0, 1e6, true);
+  r.number("low_freq_factor", s.low_freq_factor, Need::kOptional, 0.0, 1e6, true);
+  r.number("high_freq_factor", s.high_freq_factor, Need::kOptional, 0.0, 1e6, true);
+  r.integer("original_max_position_embeddings", s.original_max_position_embeddings, Need::kOptional, 1,
+            kMaxDim * 64);
+}
+
+void read_position(MapReader& r, PositionSpec& p) {
+  r.choice("kind", p.kind, Need::kRequired, kPositionKinds);
+  r.number("rope_theta", p.rope_theta, Need::kOptional, 0.0, 1e12, true);
+  r.optional_number("local_rope_theta", p.local_rope_theta, Need::kOptional, 0.0, 1e12, true);
+  r.choice("rope_style", p.rope_style, Need::kOptional, kRopeStyles);
+  r.number("partial_rotary_factor", p.partial_rotary_factor, Need::kOptional, 0.0, 1.0, true);
+  YAML::Node scaling = r.child("rope_scaling");
+  if (scaling.IsDefined()) {
+    if (scaling.IsNull()) {
+      p.rope_scaling = RopeScaling{};
+    } else {
+      MapReader s(r.ctx(), scaling, r.path("rope_scaling"), r.overlay());
+      read_rope_scaling(s, p.rope_scaling);
+      s.finish();
+    }
+  }
+}
+
+void read_embedding(MapReader& r, EmbeddingSpec& e) {
+  r.boolean("tied", e.tied, Need::kOptional);
+  r.boolean("scale_by_sqrt_hidden", e.scale_by_sqrt_hidden, Need::kOptional);
+  r.integer("type_vocab_size", e.type_vocab_size, Need::kOptional, 0, 1 << 16);
+  r.boolean("norm", e.norm, Need::kOptional);
+}
+
+void read_head(MapReader& r, HeadSpec& h) {
+  r.choice("kind", h.kind, Need::kOptional, kHeadKinds);
+  r.boolean("final_norm", h.final_norm, Need::kOptional);
+  r.optional_number("logit_softcap", h.logit_softcap, Need::kOptional, 0.0, 1e6, true);
+}
+
+void read_moe(MapReader& r, MoeSpec& m) {
+  r.integer("num_experts", m.num_experts, Need::kRequired, 2, 1 << 16);
+  r.integer("experts_per_token", m.experts_per_token, Need::kRequired, 1, 1 << 16);
+  r.integer("moe_intermediate_size", m.moe_intermediate_size, Need::kRequired, 1, kMaxDim);
+  r.boolean("renormalize", m.renormalize, Need::kOptional);
+  r.integer("shared_experts", m.shared_experts, Need::kOptional, 0, 64);
+  r.integer("shared_intermediate_size", m.shared_intermediate_size, Need::kOptional, 1, kMaxDim);
+  r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, 0, kMaxDim);
+}
+
+template <typename Fn>
+void read_section(MapReader& r, const std::string& key, Need need, Fn&& fn) {
+  YAML::Node node = r.child(key);
+  if (!node.IsDefined()) {
+    if (need == Need::kRequired && !r.overlay())
+      r.ctx().error(r.pos(), r.path(key), "required section is missing");
+    return;
+  }
+  MapReader s(r.ctx(), node, r.path(key), r.overlay());
+  if (!s.valid()) return;
+  fn(s);
+  s.finish();
+}
+
+// Reads every model field present in `r` into `a`. In overlay mode only the fields
+// written are changed.
+void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool& kv_given) {
+  const Need req = Need::kRequired;
+  r.string("model_type", a.model_type, req);
+  r.string("hf_id", a.hf_id, Need::kOptional);
+  r.string("family", a.family, Need::kOptional);
+  r.string("source", a.source, req);
+  r.choice("dtype", a.dtype, Need::kOptional, kModelDtypes);
+  r.integer("hidden_size", a.hidden_size, req, 1, kMaxDim);
+  r.integer("num_hidden_layers", a.num_hidden_layers, req, 1, 100000);
+  r.integer("num_attention_heads", a.num_attention_heads, req, 1, 1 << 16);
+  if (r.integer("num_key_value_heads", a.num_key_value_heads, Need::kOptional, 1, 1 << 16)) kv_given = true;
+  if (r.integer("head_dim", a.head_dim, Need::kOptional, 1, 1 << 16)) head_dim_given = true;
+  r.integer("intermediate_size", a.intermediate_size, req, 1, kMaxDim);
+  r.integer("vocab_size", a.vocab_size, req, 1, int64_t{1} << 32);
+  r.integer("max_position_embeddings", a.max_position_embeddings, req, 1, kMaxDim * 64);
+  read_section(r, "attention", Need::kOptional, [&](MapReader& s) { read_attention(s, a.attention); });
+  read_section(r, "norm", req, [&](MapReader& s) { read_norm(s, a.norm); });
+  read_section(r, "mlp", req, [&](MapReader& s) { read_mlp(s, a.mlp); });
+  read_section(r, "position", req, [&](MapReader& s) { read_position(s, a.position); });
+  read_section(r, "embedding", Need::kOptional, [&](MapReader& s) { read_embedding(s, a.embedding); });
+  read_section(r, "head", Need::kOptional, [&](MapReader& s) { read_head(s, a.head); });
+  read_section(r, "moe", Need::kOptional, [&](MapReader& s) { read_moe(s, a.moe); });
+}
+
+// Fills defaults that depend on other fields (kv heads, head_dim).
+void resolve_defaults(Architecture& a, bool head_dim_given, bool kv_given, const ParseContext& ctx) {
+  if (!kv_given && a.num_key_value_heads == 0) a.num_key_value_heads = a.num_attention_heads;
+  if (!head_dim_given && a.head_dim == 0 && a.num_attention_heads > 0) {
+    if (a.hidden_size % a.num_attention_heads != 0) {
+      ctx.error(ctx.where->at("num_attention_heads"), "head_dim",
+                fmt::format("head_dim is missing and hidden_size ({}) is not divisible by "
+                            "num_attention_heads ({}); give head_dim explicitly",
+                            a.hidden_size, a.num_attention_heads));
+    } else {
+      a.head_dim = a.hidden_size / a.num_attention_heads;
+    }
+  }
+}
+
+bool any_sliding(const Architecture& a) {
+  for (int64_t l = 0; l < std::max<int64_t>(a.num_hidden_layers, 1); ++l)
+    if (a.layer_type(l) == LayerType::kSliding) return true;
+  return false;
+}
+
+std::vector<std::string> structure_signature(const Architecture& a) {
+  std::vector<std::string> s;
+  auto add = [&](std::string field, std::string value) { s.push_back(field + "=" + value); };
+  add("attention kind", a.attention_kind());
+  add("attention.causal", a.attention.causal ? "true" : "false");
+  add("attention.qkv_bias", a.attention.qkv_bias ? "true" : "false");
+  add("attention.out_bias", a.attention.out_bias ? "true" : "false");
+  add("attention.qk_norm", a.attention.qk_norm ? "true" : "false");
+  add("attention.logit_softcap", a.attention.logit_softcap ? "set" : "unset");
+  add("attention.sliding_window", a.attention.sliding_window ? "set" : "unset");
+  std::vector<std::string> types;
+  for (auto t : a.attention.layer_types) types.emplace_back(layer_type_name(t));
+  add("attention.layer_types", fmt::format("[{}]", fmt::join(types, ", ")));
+  add("norm.kind", std::string(norm_kind_name(a.norm.kind)));
+  add("norm.placement", std::string(norm_placement_name(a.norm.placement)));
+  add("mlp.activation", std::string(activation_name(a.mlp.activation)));
+  add("mlp.gated", a.mlp.gated ? "true" : "false");
+  add("mlp.bias", a.mlp.bias ? "true" : "false");
+  add("position.kind", std::string(position_kind_name(a.position.kind)));
+  add("position.rope_style", std::string(rope_style_name(a.position.rope_style)));
+  add("position.rope_scaling.type", std::string(rope_scaling_name(a.position.rope_scaling.type)));
+  add("embedding.tied", a.embedding.tied ? "true" : "false");
+  add("embedding.scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden ? "true" : "false");
+  add("embedding.norm", a.embedding.norm ? "true" : "false");
+  add("head.kind", std::string(head_kind_name(a.head.kind)));
+  add("head.final_norm", a.head.final_norm ? "true" : "false");
+  add("head.logit_softcap", a.head.logit_softcap ? "set" : "unset");
+  add("moe", a.moe.enabled() ? "enabled" : "disabled");
+  add("moe.experts_per_token", fmt::format("{}", a.moe.experts_per_token));
+  add("moe.shared_experts", fmt::format("{}", a.moe.shared_experts));
+  add("moe.renormalize", a.moe.renormalize ? "true" : "false");
+  add("moe.first_dense_layers", a.moe.first_dense_layers > 0 ? "some" : "none");
+  return s;
+}
+
+}  // namespace
+
+void architecture_validate(const Architecture& a, const ParseContext& ctx) {
+  const SourceMap& w = *ctx.where;
+  auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+
+  if (a.num_key_value_heads > a.num_attention_heads) {
+    err("num_key_value_heads", fmt::format("{} is more than num_attention_heads ({})", a.num_key_value_heads,
+                                           a.num_attention_heads));
+  } else if (a.num_key_value_heads > 0 && a.num_attention_heads % a.num_key_value_heads != 0) {
+    err("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", a.num_key_value_heads,
+                                           a.num_attention_heads));
+  }
+  if (a.position.kind == PositionKind::kRope && a.head_dim > 0) {
+    const double exact = static_cast<double>(a.head_dim) * a.position.partial_rotary_factor;
+    const int64_t rd = a.rotary_dim();
+    if (rd < 2 || rd % 2 != 0 || std::abs(exact - static_cast<double>(rd)) > 1e-9) {
+      err(w.has("position.partial_rotary_factor") ? "position.partial_rotary_factor" : "head_dim",
+          fmt::format("rotary dimension head_dim ({}) x partial_rotary_factor ({}) = {} must be an even "
+                      "whole number >= 2",
+                      a.head_dim, a.position.partial_rotary_factor, exact));
+    }
+  }
+  if (a.position.kind != PositionKind::kRope) {
+    if (w.has("position.rope_theta")) err("position.rope_theta", "applies only to position.kind rope");
+    if (a.position.rope_scaling.type != RopeScalingType::kNone)
+      err("position.rope_scaling", "applies only to position.kind rope");
+  }
+  const auto& rs = a.position.rope_scaling;
+  if (rs.type == RopeScalingType::kLlama3) {
+    if (rs.low_freq_factor >= rs.high_freq_factor)
+      err("position.rope_scaling.low_freq_factor",
+          fmt::format("{} must be less than high_freq_factor ({})", rs.low_freq_factor, rs.high_freq_factor));
+    if (rs.original_max_position_embeddings <= 0)
+      err("position.rope_scaling.original_max_position_embeddings", "is required for llama3 scaling");
+    else if (rs.original_max_position_embeddings > a.max_position_embeddings)
+      err("position.rope_scaling.original_max_position_embeddings",
+          fmt::format("{} exceeds max_position_embeddings ({})", rs.original_max_position_embeddings,
+                      a.max_position_embeddings));
+    if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for llama3 scaling", rs.factor));
+  }
+  const bool sliding = any_sliding(a);
+  bool listed_sliding = false;
+  for (auto t : a.attention.layer_types) listed_sliding |= t == LayerType::kSliding;
+  if (listed_sliding && !a.attention.sliding_window)
+    err("attention.layer_types", "lists sliding layers but attention.sliding_window is not set");
+  if (a.attention.sliding_window && !sliding)
+    err("attention.sliding_window", "is set but no layer in attention.layer_types is sliding");
+  if (sliding && !a.attention.causal)
+    err("attention.sliding_window", "sliding-window attention is supported for causal attention only");
+  if (!a.attention.layer_types.empty() &&
+      static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
+    err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
+                                             a.attention.layer_types.size(), a.num_hidden_layers));
+  if (a.position.local_rope_theta && !sliding)
+    err("position.local_rope_theta", "applies to sliding layers, and no layer is sliding");
+  if (a.norm.weight_offset != 0.0 && a.norm.kind != NormKind::kRmsNorm)
+    err("norm.weight_offset", "applies only to norm.kind rmsnorm");
+  if (a.head.kind == HeadKind::kNone) {
+    if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
+    if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");
+  }
+  if (a.embedding.type_vocab_size > 0 && a.attention.causal)
+    err("embedding.type_vocab_size", "token-type embeddings are supported for encoders (attention.causal false)");
+  if (a.moe.enabled()) {
+    if (a.moe.experts_per_token > a.moe.num_experts)
+      err("moe.experts_per_token", fmt::format("{} is more than moe.num_experts ({})", a.moe.experts_per_token,
+                                               a.moe.num_experts));
+    if (a.moe.first_dense_layers >= a.num_hidden_layers)
+      err("moe.first_dense_layers", fmt::format("{} leaves no MoE layer in {} layers", a.moe.first_dense_layers,
+                                                a.num_hidden_layers));
+    if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size <= 0)
+      err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
+  }
+}
+
+void architecture_validate_preset(const Architecture& full, const Architecture& p, const ParseContext& ctx) {
+  const SourceMap& w = *ctx.where;
+  auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+  if (full.num_key_value_heads > 0 && p.num_key_value_heads > 0 &&
+      full.attention_kind() == p.attention_kind() && full.attention_kind() == "GQA" &&
+      full.num_attention_heads / full.num_key_value_heads != p.num_attention_heads / p.num_key_value_heads) {
+    err("num_key_value_heads",
+        fmt::format("changes the GQA ratio: {}/{} = {} in the full model, {}/{} = {} here",
+                    full.num_attention_heads, full.num_key_value_heads,
+                    full.num_attention_heads / full.num_key_value_heads, p.num_attention_heads,
+                    p.num_key_value_heads, p.num_attention_heads / p.num_key_value_heads));
+  }
+  const bool full_rel = full.head_dim * full.num_attention_heads == full.hidden_size;
+  const bool p_rel = p.head_dim * p.num_attention_heads == p.hidden_size;
+  if (full_rel != p_rel) {
+    err("head_dim", fmt::format("breaks the head_dim relation of the full model: head_dim x num_attention_heads "
+                                "{} hidden_size there ({} x {} vs {}), {} here ({} x {} vs {})",
+                                full_rel ? "equals" : "differs from", full.head_dim, full.num_attention_heads,
+                                full.hidden_size, p_rel ? "equals" : "differs from", p.head_dim,
+                                p.num_attention_heads, p.hidden_size));
+  }
+  if (!full.attention.layer_types.empty() &&
+      p.num_hidden_layers < static_cast<int64_t>(full.attention.layer_types.size()))
+    err("num_hidden_layers", fmt::format("{} layers cannot hold one full period of the layer pattern ({} layers)",
+                                         p.num_hidden_layers, full.attention.layer_types.size()));
+  const auto a = structure_signature(full);
+  const auto b = structure_signature(p);
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    const auto eq = a[i].find('=');
+    const std::string field = a[i].substr(0, eq);
+    err(field.find(' ') == std::string::npos ? field : "num_key_value_heads",
+        fmt::format("changes the structure of the full model ({} -> {}); a preset may change sizes only",
+                    a[i].substr(eq + 1), b[i].substr(b[i].find('=') + 1)));
+  }
+}
+
+std::optional<ArchitectureDoc> architecture_parse(const YAML::Node& root, const std::string& file,
+                                                  Diagnostics& diags) {
+  const size_t errors_before = diags.items().size();
+  ArchitectureDoc doc;
+  doc.file = file;
+  doc.where = SourceMap(file);
+  ParseContext ctx{file, &diags, &doc.where, ""};
+  MapReader r(ctx, root, "");
+  if (!r.valid()) return std::nullopt;
+
+  std::string kind;
+  if (r.string("kind", kind, Need::kRequired) && kind != "architecture")
+    ctx.error(r.key_pos("kind"), "kind", fmt::format("'{}' where an architecture file was expected", kind));
+  if (r.string("name", doc.full.name, Need::kRequired) &&
+      !std::regex_match(doc.full.name, std::regex("[A-Za-z0-9][A-Za-z0-9._-]*")))
+    ctx.error(r.key_pos("name"), "name",
+              fmt::format("'{}' must start with a letter or digit and hold only letters, digits, '.', '_', '-'",
+                          doc.full.name));
+  bool head_dim_given = false, kv_given = false;
+  read_model_fields(r, doc.full, head_dim_given, kv_given);
+  YAML::Node presets = r.child("presets");
+  r.finish();
+  resolve_defaults(doc.full, head_dim_given, kv_given, ctx);
+  const bool base_ok = diags.items().size() == errors_before;
+  if (base_ok) architecture_validate(doc.full, ctx);
+
+  if (presets.IsDefined()) {
+    MapReader pr(ctx, presets, "presets");
+    if (pr.valid()) {
+      for (auto it = presets.begin(); it != presets.end(); ++it) {
+        if (!it->first.IsScalar()) continue;
+        const std::string pname = it->first.Scalar();
+        pr.has(pname);
+        if (pname == "full") {
+          ctx.error(ctx.pos_of(it->first), "presets.full", "'full' names the published values; pick another name");
+          continue;
+        }
+        Architecture p = doc.full;
+        p.preset = pname;
+        SourceMap pw = doc.where;
+        ParseContext pctx{file, &diags, &pw, "presets." + pname};
+        const size_t before = diags.items().size();
+        MapReader o(pctx, it->second, "", true);
+        if (!o.valid()) continue;
+        bool hd = head_dim_given, kv = kv_given;
+        read_model_fields(o, p, hd, kv);
+        o.finish();
+        for (const char* identity : {"model_type", "hf_id", "family", "source"})
+          if (o.has(identity))
+            pctx.error(o.key_pos(identity), identity, "identifies the model and cannot be changed by a preset");
+        // Presets of an invalid full model are read (unknown keys, types) but not
+        // validated: their errors would only echo the full model's.
+        if (diags.items().size() != before || !base_ok) continue;
+        architecture_validate(p, pctx);
+        architecture_validate_preset(doc.full, p, pctx);
+        doc.presets.emplace(pname, std::move(p));
+        doc.preset_where.emplace(pname, std::move(pw));
+      }
+    }
+  }
+  if (diags.items().size() != errors_before) return std::nullopt;
+  return doc;
+}
+
+}  // namespace fk::spec

@@ -1,0 +1,129 @@
+#include "core/spec/job.h"
+
+#include "core/error.h"
+#include "core/fs_util.h"
+#include "core/hash.h"
+
+#include <fmt/format.h>
+
+namespace fk::spec {
+
+namespace {
+
+Json job_content(const Job& job) {
+  Json arch = to_json(job.arch);
+  for (const char* meta : {"source", "hf_id", "family"}) arch.erase(meta);
+  return Json{{"architecture", arch},
+              {"workload", to_json(job.workload)},
+              {"layout", to_json(job.layout)},
+              {"candidates", to_json(job.candidates)},
+              {"backend", backend_name(job.backend)},
+              {"seed", job.seed},
+              {"repetition", job.repetition},
+              {"kernel_stage", to_json(job.kernel_stage)},
+              {"model_stage", to_json(job.model_stage)}};
+}
+
+}  // namespace
+
+std::string job_compute_id(const Job& job) { return Hasher().str(job_content(job).dump()).hex(12); }
+
+Json job_to_json(const Job& job) {
+  return Json{{"id", job.id},
+              {"architecture", to_json(job.arch)},
+              {"workload", to_json(job.workload)},
+              {"layout", to_json(job.layout)},
+              {"candidates", to_json(job.candidates)},
+              {"backend", backend_name(job.backend)},
+              {"seed", job.seed},
+              {"repetition", job.repetition},
+              {"kernel_stage", to_json(job.kernel_stage)},
+              {"model_stage", to_json(job.model_stage)},
+              {"time_limit_s", job.time_limit_s},
+              {"memory",
+               {{"parameters", job.memory.parameters},
+                {"weights_bytes", job.memory.weights_bytes},
+                {"kv_cache_bytes", job.memory.kv_cache_bytes},
+                {"activation_bytes", job.memory.activation_bytes}}}};
+}
+
+Job job_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  Job job;
+  job.id = in.at("id").str();
+  job.arch = architecture_from_json(in.at("architecture").json(), path + "/architecture");
+  job.workload = workload_from_json(in.at("workload").json(), path + "/workload");
+  job.layout = layout_from_json(in.at("layout").json(), path + "/layout");
+  job.candidates = candidate_set_from_json(in.at("candidates").json(), path + "/candidates");
+  const std::string backend = in.at("backend").str();
+  if (backend == "cpu") job.backend = Backend::kCpu;
+  else if (backend == "cuda") job.backend = Backend::kCuda;
+  else in.at("backend").fail(fmt::format("unknown backend '{}' (expected cpu or cuda)", backend));
+  const JsonIn seed = in.at("seed");
+  if (!seed.json().is_number_unsigned() && !seed.json().is_number_integer()) seed.fail("expected an integer");
+  job.seed = seed.json().get<uint64_t>();
+  job.repetition = in.at("repetition").i64(0);
+  job.kernel_stage = kernel_stage_from_json(in.at("kernel_stage").json(), path + "/kernel_stage");
+  job.model_stage = model_stage_from_json(in.at("model_stage").json(), path + "/model_stage");
+  job.time_limit_s = in.at("time_limit_s").f64();
+  const JsonIn mem = in.at("memory");
+  job.memory.parameters = mem.at("parameters").i64(0);
+  job.memory.weights_bytes = mem.at("weights_bytes").i64(0);
+  job.memory.kv_cache_bytes = mem.at("kv_cache_bytes").i64(0);
+  job.memory.activation_bytes = mem.at("activation_bytes").i64(0);
+  const std::string expect = job_compute_id(job);
+  if (expect != job.id)
+    in.at("id").fail(fmt::format("id '{}' does not match the job's content (expected '{}'); "
+                                 "regenerate the job file with fk plan --emit",
+                                 job.id, expect));
+  return job;
+}
+
+Json job_file_to_json(const JobFile& f) {
+  Json jobs = Json::array();
+  for (const auto& j : f.jobs) jobs.push_back(job_to_json(j));
+  return Json{{"format", "fastkernels-jobs"},
+              {"version", JobFile::kVersion},
+              {"campaign", f.campaign},
+              {"campaign_file", f.campaign_file},
+              {"scale", f.scale},
+              {"jobs", jobs}};
+}
+
+JobFile job_file_from_json(const Json& j, const std::string& file) {
+  try {
+    JsonIn in(j, "");
+    if (!in.has("format") || !j["format"].is_string() || j["format"] != "fastkernels-jobs")
+      in.fail("not a FastKernels job file (field 'format' must be \"fastkernels-jobs\")");
+    const int64_t version = in.at("version").i64();
+    if (version != JobFile::kVersion)
+      in.at("version").fail(fmt::format("job file version {} is not supported (this build reads {})", version,
+                                        JobFile::kVersion));
+    JobFile f;
+    f.campaign = in.at("campaign").str();
+    f.campaign_file = in.at("campaign_file").str();
+    f.scale = in.at("scale").str();
+    const JsonIn jobs = in.at("jobs");
+    for (size_t i = 0; i < jobs.size(); ++i) f.jobs.push_back(job_from_json(jobs.at(i).json(), jobs.at(i).path()));
+    return f;
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", file, e.what()));
+  }
+}
+
+JobFile job_file_read(const std::string& path) {
+  const std::string text = fs_read_file(path);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    fail(ErrorKind::kInvalidArgument, "{}: not valid JSON: {}", path, e.what());
+  }
+  return job_file_from_json(j, path);
+}
+
+void job_file_write(const std::string& path, const JobFile& f) {
+  fs_write_file_atomic(path, job_file_to_json(f).dump(1) + "\n");
+}
+
+}  // namespace fk::spec

@@ -1,0 +1,291 @@
+#include "core/spec/json_io.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+namespace fk::spec {
+namespace {
+
+Json opt(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+Json opt(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
+
+template <typename E, typename NameFn>
+E enum_from(const JsonIn& in, std::initializer_list<E> values, NameFn name) {
+  const std::string s = in.str();
+  for (E v : values)
+    if (name(v) == s) return v;
+  in.fail(fmt::format("unknown value '{}'", s));
+}
+
+std::optional<double> opt_f64(const JsonIn& in, const char* key) {
+  if (!in.has(key) || in.at(key).is_null()) return std::nullopt;
+  return in.at(key).f64();
+}
+
+std::optional<int64_t> opt_i64(const JsonIn& in, const char* key) {
+  if (!in.has(key) || in.at(key).is_null()) return std::nullopt;
+  return in.at(key).i64();
+}
+
+DType dtype_from(const JsonIn& in) {
+  auto d = dtype_parse(in.str());
+  if (!d) in.fail(fmt::format("unknown dtype '{}'", in.str()));
+  return *d;
+}
+
+}  // namespace
+
+bool JsonIn::has(const char* key) const { return j_.is_object() && j_.contains(key); }
+
+JsonIn JsonIn::at(const char* key) const {
+  if (!j_.is_object()) fail("expected an object");
+  auto it = j_.find(key);
+  if (it == j_.end()) fail(fmt::format("missing field '{}'", key));
+  return JsonIn(*it, path_ + "/" + key);
+}
+
+JsonIn JsonIn::at(size_t index) const {
+  if (!j_.is_array()) fail("expected an array");
+  if (index >= j_.size()) fail(fmt::format("index {} out of range", index));
+  return JsonIn(j_[index], fmt::format("{}/{}", path_, index));
+}
+
+size_t JsonIn::size() const {
+  if (!j_.is_array()) fail("expected an array");
+  return j_.size();
+}
+
+int64_t JsonIn::i64(int64_t min, int64_t max) const {
+  if (!j_.is_number_integer()) fail(fmt::format("expected an integer, found {}", j_.dump()));
+  const int64_t v = j_.get<int64_t>();
+  if (v < min || v > max) fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
+  return v;
+}
+
+double JsonIn::f64() const {
+  if (!j_.is_number()) fail(fmt::format("expected a number, found {}", j_.dump()));
+  return j_.get<double>();
+}
+
+bool JsonIn::boolean() const {
+  if (!j_.is_boolean()) fail(fmt::format("expected true or false, found {}", j_.dump()));
+  return j_.get<bool>();
+}
+
+std::string JsonIn::str() const {
+  if (!j_.is_string()) fail(fmt::format("expected a string, found {}", j_.dump()));
+  return j_.get<std::string>();
+}
+
+void JsonIn::fail(const std::string& message) const {
+  throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", path_.empty() ? "/" : path_, message));
+}
+
+Json to_json(const Architecture& a) {
+  Json types = Json::array();
+  for (auto t : a.attention.layer_types) types.push_back(layer_type_name(t));
+  const auto& rs = a.position.rope_scaling;
+  return Json{
+      {"name", a.name},
+      {"model_type", a.model_type},
+      {"hf_id", a.hf_id},
+      {"family", a.family},
+      {"source", a.source},
+      {"preset", a.preset},
+      {"dtype", dtype_name(a.dtype)},
+      {"hidden_size", a.hidden_size},
+      {"num_hidden_layers", a.num_hidden_layers},
+      {"num_attention_heads", a.num_attention_heads},
+      {"num_key_value_heads", a.num_key_value_heads},
+      {"head_dim", a.head_dim},
+      {"intermediate_size", a.intermediate_size},
+      {"vocab_size", a.vocab_size},
+      {"max_position_embeddings", a.max_position_embeddings},
+      {"attention",
+       {{"causal", a.attention.causal},
+        {"qkv_bias", a.attention.qkv_bias},
+        {"out_bias", a.attention.out_bias},
+        {"sliding_window", opt(a.attention.sliding_window)},
+        {"layer_types", types},
+        {"logit_softcap", opt(a.attention.logit_softcap)},
+        {"qk_norm", a.attention.qk_norm},
+        {"query_pre_attn_scalar", opt(a.attention.query_pre_attn_scalar)}}},
+      {"norm",
+       {{"kind", norm_kind_name(a.norm.kind)},
+        {"eps", a.norm.eps},
+        {"placement", norm_placement_name(a.norm.placement)},
+        {"weight_offset", a.norm.weight_offset}}},
+      {"mlp",
+       {{"activation", activation_name(a.mlp.activation)}, {"gated", a.mlp.gated}, {"bias", a.mlp.bias}}},
+      {"position",
+       {{"kind", position_kind_name(a.position.kind)},
+        {"rope_theta", a.position.rope_theta},
+        {"local_rope_theta", opt(a.position.local_rope_theta)},
+        {"rope_style", rope_style_name(a.position.rope_style)},
+        {"partial_rotary_factor", a.position.partial_rotary_factor},
+        {"rope_scaling",
+         {{"type", rope_scaling_name(rs.type)},
+          {"factor", rs.factor},
+          {"low_freq_factor", rs.low_freq_factor},
+          {"high_freq_factor", rs.high_freq_factor},
+          {"original_max_position_embeddings", rs.original_max_position_embeddings}}}}},
+      {"embedding",
+       {{"tied", a.embedding.tied},
+        {"scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden},
+        {"type_vocab_size", a.embedding.type_vocab_size},
+        {"norm", a.embedding.norm}}},
+      {"head",
+       {{"kind", head_kind_name(a.head.kind)},
+        {"final_norm", a.head.final_norm},
+        {"logit_softcap", opt(a.head.logit_softcap)}}},
+      {"moe",
+       {{"num_experts", a.moe.num_experts},
+        {"experts_per_token", a.moe.experts_per_token},
+        {"moe_intermediate_size", a.moe.moe_intermediate_size},
+        {"renormalize", a.moe.renormalize},
+        {"shared_experts", a.moe.shared_experts},
+        {"shared_intermediate_size", a.moe.shared_intermediate_size},
+        {"first_dense_layers", a.moe.first_dense_layers}}},
+  };
+}
+
+Architecture architecture_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  Architecture a;
+  a.name = in.at("name").str();
+  a.model_type = in.at("model_type").str();
+  a.hf_id = in.at("hf_id").str();
+  a.family = in.at("family").str();
+  a.source = in.at("source").str();
+  a.preset = in.at("preset").str();
+  a.dtype = dtype_from(in.at("dtype"));
+  constexpr int64_t big = int64_t{1} << 40;
+  a.hidden_size = in.at("hidden_size").i64(1, big);
+  a.num_hidden_layers = in.at("num_hidden_layers").i64(1, big);
+  a.num_attention_heads = in.at("num_attention_heads").i64(1, big);
+  a.num_key_value_heads = in.at("num_key_value_heads").i64(1, big);
+  a.head_dim = in.at("head_dim").i64(1, big);
+  a.intermediate_size = in.at("intermediate_size").i64(1, big);
+  a.vocab_size = in.at("vocab_size").i64(1, big);
+  a.max_position_embeddings = in.at("max_position_embeddings").i64(1, big);
+  const JsonIn at = in.at("attention");
+  a.attention.causal = at.at("causal").boolean();
+  a.attention.qkv_bias = at.at("qkv_bias").boolean();
+  a.attention.out_bias = at.at("out_bias").boolean();
+  a.attention.sliding_window = opt_i64(at, "sliding_window");
+  const JsonIn lt = at.at("layer_types");
+  for (size_t i = 0; i < lt.size(); ++i)
+    a.attention.layer_types.push_back(
+        enum_from(lt.at(i), {LayerType::kFull, LayerType::kSliding}, layer_type_name));
+  a.attention.logit_softcap = opt_f64(at, "logit_softcap");
+  a.attention.qk_norm = at.at("qk_norm").boolean();
+  a.attention.query_pre_attn_scalar = opt_f64(at, "query_pre_attn_scalar");
+  const JsonIn n = in.at("norm");
+  a.norm.kind = enum_from(n.at("kind"), {NormKind::kRmsNorm, NormKind::kLayerNorm}, norm_kind_name);
+  a.norm.eps = n.at("eps").f64();
+  a.norm.placement = enum_from(n.at("placement"),
+                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich},
+                               norm_placement_name);
+  a.norm.weight_offset = n.at("weight_offset").f64();
+  const JsonIn m = in.at("mlp");
+  a.mlp.activation = enum_from(m.at("activation"),
+                               {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu},
+                               activation_name);
+  a.mlp.gated = m.at("gated").boolean();
+  a.mlp.bias = m.at("bias").boolean();
+  const JsonIn p = in.at("position");
+  a.position.kind = enum_from(p.at("kind"), {PositionKind::kRope, PositionKind::kLearned, PositionKind::kNone},
+                              position_kind_name);
+  a.position.rope_theta = p.at("rope_theta").f64();
+  a.position.local_rope_theta = opt_f64(p, "local_rope_theta");
+  a.position.rope_style = enum_from(p.at("rope_style"), {RopeStyle::kNeox, RopeStyle::kGptj}, rope_style_name);
+  a.position.partial_rotary_factor = p.at("partial_rotary_factor").f64();
+  const JsonIn rs = p.at("rope_scaling");
+  a.position.rope_scaling.type = enum_from(
+      rs.at("type"), {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3}, rope_scaling_name);
+  a.position.rope_scaling.factor = rs.at("factor").f64();
+  a.position.rope_scaling.low_freq_factor = rs.at("low_freq_factor").f64();
+  a.position.rope_scaling.high_freq_factor = rs.at("high_freq_factor").f64();
+  a.position.rope_scaling.original_max_position_embeddings = rs.at("original_max_position_embeddings").i64(0);
+  const JsonIn e = in.at("embedding");
+  a.embedding.tied = e.at("tied").boolean();
+  a.embedding.scale_by_sqrt_hidden = e.at("scale_by_sqrt_hidden").boolean();
+  a.embedding.type_vocab_size = e.at("type_vocab_size").i64(0);
+  a.embedding.norm = e.at("norm").boolean();
+  const JsonIn h = in.at("head");
+  a.head.kind = enum_from(h.at("kind"), {HeadKind::kLm, HeadKind::kNone}, head_kind_name);
+  a.head.final_norm = h.at("final_norm").boolean();
+  a.head.logit_softcap = opt_f64(h, "logit_softcap");
+  const JsonIn mo = in.at("moe");
+  a.moe.num_experts = mo.at("num_experts").i64(0);
+  a.moe.experts_per_token = mo.at("experts_per_token").i64(0);
+  a.moe.moe_intermediate_size = mo.at("moe_intermediate_size").i64(0);
+  a.moe.renormalize = mo.at("renormalize").boolean();
+  a.moe.shared_experts = mo.at("shared_experts").i64(0);
+  a.moe.shared_intermediate_size = mo.at("shared_intermediate_size").i64(0);
+  a.moe.first_dense_layers = mo.at("first_dense_layers").i64(0);
+  return a;
+}
+
+Json to_json(const Workload& w) {
+  return Json{{"name", w.name},
+              {"preset", w.preset},
+              {"phase", phase_name(w.phase)},
+              {"batch", w.batch},
+              {"seq_len", w.seq_len},
+              {"decode_steps", w.decode_steps},
+              {"dtype", w.dtype ? Json(dtype_name(*w.dtype)) : Json(nullptr)}};
+}
+
+Workload workload_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  Workload w;
+  w.name = in.at("name").str();
+  w.preset = in.at("preset").str();
+  w.phase = enum_from(in.at("phase"), {Phase::kPrefill, Phase::kDecode}, phase_name);
+  w.batch = in.at("batch").i64(1);
+  w.seq_len = in.at("seq_len").i64(1);
+  w.decode_steps = in.at("decode_steps").i64(0);
+  if (!in.at("dtype").is_null()) w.dtype = dtype_from(in.at("dtype"));
+  return w;
+}
+
+Json to_json(const Layout& l) { return Json{{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}}; }
+
+Layout layout_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  return Layout{in.at("tp").i64(1, 1 << 20), in.at("pp").i64(1, 1 << 20), in.at("dp").i64(1, 1 << 20)};
+}
+
+Json to_json(const CandidateSet& c) { return Json{{"name", c.name}, {"ops", c.ops}}; }
+
+CandidateSet candidate_set_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  CandidateSet c;
+  c.name = in.at("name").str();
+  const JsonIn ops = in.at("ops");
+  if (!ops.json().is_object()) ops.fail("expected an object of op -> folder");
+  for (auto it = ops.json().begin(); it != ops.json().end(); ++it)
+    c.ops[it.key()] = JsonIn(it.value(), ops.path() + "/" + it.key()).str();
+  return c;
+}
+
+Json to_json(const KernelStageSpec& k) {
+  return Json{{"enabled", k.enabled}, {"warmup", k.warmup}, {"iterations", k.iterations}, {"rounds", k.rounds}};
+}
+
+KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  return KernelStageSpec{in.at("enabled").boolean(), in.at("warmup").i64(0), in.at("iterations").i64(1),
+                         in.at("rounds").i64(1)};
+}
+
+Json to_json(const ModelStageSpec& m) { return Json{{"enabled", m.enabled}, {"iterations", m.iterations}}; }
+
+ModelStageSpec model_stage_from_json(const Json& j, const std::string& path) {
+  JsonIn in(j, path);
+  return ModelStageSpec{in.at("enabled").boolean(), in.at("iterations").i64(1)};
+}
+
+}  // namespace fk::spec

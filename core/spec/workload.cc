@@ -1,0 +1,172 @@
+#include "core/spec/workload.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+namespace fk::spec {
+namespace {
+
+const std::vector<std::pair<std::string, Phase>> kPhases = {{"prefill", Phase::kPrefill},
+                                                            {"decode", Phase::kDecode}};
+const std::vector<std::pair<std::string, DType>> kDtypes = {
+    {"fp32", DType::kF32}, {"fp16", DType::kF16}, {"bf16", DType::kBF16}};
+
+void read_workload_fields(MapReader& r, Workload& w) {
+  r.choice("phase", w.phase, Need::kRequired, kPhases);
+  r.integer("batch", w.batch, Need::kRequired, 1, 1 << 20);
+  r.integer("seq_len", w.seq_len, Need::kRequired, 1, int64_t{1} << 24);
+  r.integer("decode_steps", w.decode_steps, Need::kOptional, 0, 1 << 16);
+  DType d = DType::kBF16;
+  if (r.choice("dtype", d, Need::kOptional, kDtypes)) w.dtype = d;
+}
+
+void validate_workload(const Workload& w, const ParseContext& ctx) {
+  if (w.phase == Phase::kDecode && w.decode_steps < 1)
+    ctx.error(ctx.where->at("decode_steps"), "decode_steps",
+              "a decode workload needs decode_steps >= 1 (the steps the kernel stage measures)");
+}
+
+std::optional<WorkloadDoc> parse_body(MapReader& r, const ParseContext& ctx, YAML::Node root, bool need_kind) {
+  WorkloadDoc doc;
+  doc.file = ctx.file;
+  const size_t before = ctx.diags->items().size();
+  std::string kind;
+  if (r.string("kind", kind, need_kind ? Need::kRequired : Need::kOptional) && kind != "workload")
+    ctx.error(r.key_pos("kind"), r.path("kind"), fmt::format("'{}' where a workload was expected", kind));
+  if (r.string("name", doc.full.name, Need::kRequired) &&
+      !std::regex_match(doc.full.name, std::regex("[A-Za-z0-9][A-Za-z0-9._-]*")))
+    ctx.error(r.key_pos("name"), r.path("name"),
+              fmt::format("'{}' must hold only letters, digits, '.', '_', '-'", doc.full.name));
+  read_workload_fields(r, doc.full);
+  YAML::Node presets = r.child("presets");
+  r.finish();
+  if (ctx.diags->items().size() == before) validate_workload(doc.full, ctx);
+  if (presets.IsDefined()) {
+    MapReader pr(ctx, presets, r.path("presets"));
+    if (pr.valid()) {
+      for (auto it = presets.begin(); it != presets.end(); ++it) {
+        if (!it->first.IsScalar()) continue;
+        const std::string pname = it->first.Scalar();
+        pr.has(pname);
+        Workload p = doc.full;
+        p.preset = pname;
+        SourceMap pw = *ctx.where;
+        ParseContext pctx{ctx.file, ctx.diags, &pw, ctx.display(r.path("presets." + pname))};
+        MapReader o(pctx, it->second, "", true);
+        if (!o.valid()) continue;
+        const size_t b = ctx.diags->items().size();
+        read_workload_fields(o, p);
+        o.finish();
+        if (ctx.diags->items().size() != b) continue;
+        validate_workload(p, pctx);
+        doc.presets.emplace(pname, std::move(p));
+        doc.preset_where.emplace(pname, std::move(pw));
+      }
+    }
+  }
+  (void)root;
+  doc.where = *ctx.where;
+  if (ctx.diags->items().size() != before) return std::nullopt;
+  return doc;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+std::optional<WorkloadDoc> workload_parse(const YAML::Node& root, const std::string& file, Diagnostics& diags) {
+  SourceMap where(file);
+  ParseContext ctx{file, &diags, &where, ""};
+  MapReader r(ctx, root, "");
+  if (!r.valid()) return std::nullopt;
+  return parse_body(r, ctx, root, true);
+}
+
+std::optional<WorkloadDoc> workload_parse_inline(const YAML::Node& node, const ParseContext& ctx,
+                                                 const std::string& path) {
+  SourceMap where(ctx.file);
+  ParseContext inner{ctx.file, ctx.diags, &where, ctx.display(path)};
+  MapReader r(inner, node, "");
+  if (!r.valid()) return std::nullopt;
+  return parse_body(r, inner, node, false);
+}
+
+std::string Layout::name() const { return fmt::format("tp{}pp{}dp{}", tp, pp, dp); }
+
+std::optional<Layout> layout_parse(const std::string& text) {
+  static const std::regex part("(tp|pp|dp)([0-9]{1,5})");
+  Layout l;
+  bool seen[3] = {false, false, false};
+  size_t pos = 0;
+  if (text.empty()) return std::nullopt;
+  while (pos < text.size()) {
+    std::smatch m;
+    const std::string rest = text.substr(pos);
+    if (!std::regex_search(rest, m, part, std::regex_constants::match_continuous)) return std::nullopt;
+    const std::string kind = m[1];
+    const int64_t v = std::stoll(m[2]);
+    if (v < 1) return std::nullopt;
+    const int idx = kind == "tp" ? 0 : kind == "pp" ? 1 : 2;
+    if (seen[idx]) return std::nullopt;
+    seen[idx] = true;
+    (idx == 0 ? l.tp : idx == 1 ? l.pp : l.dp) = v;
+    pos += static_cast<size_t>(m.length(0));
+  }
+  return l;
+}
+
+std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ctx, const std::string& path) {
+  if (node.IsScalar()) {
+    auto l = layout_parse(node.Scalar());
+    if (!l)
+      ctx.error(node, path,
+                fmt::format("'{}' is not a layout; write e.g. tp2, tp2pp2 or tp1pp2dp2 (or a map {{tp: 2, pp: 2}})",
+                            node.Scalar()));
+    return l;
+  }
+  SourceMap where(ctx.file);
+  ParseContext inner{ctx.file, ctx.diags, &where, ctx.display(path)};
+  MapReader r(inner, node, "");
+  if (!r.valid()) return std::nullopt;
+  Layout l;
+  const size_t before = ctx.diags->items().size();
+  r.integer("tp", l.tp, Need::kOptional, 1, 1 << 16);
+  r.integer("pp", l.pp, Need::kOptional, 1, 1 << 16);
+  r.integer("dp", l.dp, Need::kOptional, 1, 1 << 16);
+  r.finish();
+  if (ctx.diags->items().size() != before) return std::nullopt;
+  return l;
+}
+
+std::vector<std::string> layout_misfits(const Architecture& a, const Workload& w, const Layout& l) {
+  std::vector<std::string> out;
+  if (a.num_attention_heads % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide num_attention_heads ({})", l.tp, a.num_attention_heads));
+  const int64_t kv = a.num_key_value_heads;
+  if (kv % l.tp != 0 && l.tp % kv != 0)
+    out.push_back(fmt::format("num_key_value_heads ({}) can be neither divided among nor replicated over tp ({})",
+                              kv, l.tp));
+  const bool any_dense = !a.moe.enabled() || a.moe.first_dense_layers > 0;
+  if (any_dense && a.intermediate_size % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({})", l.tp, a.intermediate_size));
+  if (a.moe.enabled() && a.moe.moe_intermediate_size % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide moe.moe_intermediate_size ({})", l.tp,
+                              a.moe.moe_intermediate_size));
+  if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide moe.shared_intermediate_size ({})", l.tp,
+                              a.moe.shared_intermediate_size));
+  if (l.pp > a.num_hidden_layers)
+    out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
+  if (w.batch % l.dp != 0) out.push_back(fmt::format("dp ({}) does not divide the batch ({})", l.dp, w.batch));
+  if (!a.attention.causal && (w.phase == Phase::kDecode || w.decode_steps > 0))
+    out.push_back(fmt::format("{} is an encoder (attention.causal false) and cannot decode; use a prefill "
+                              "workload with decode_steps 0",
+                              a.name));
+  if (w.max_positions() > a.max_position_embeddings)
+    out.push_back(fmt::format("seq_len + decode_steps ({}) exceeds max_position_embeddings ({})",
+                              w.max_positions(), a.max_position_embeddings));
+  return out;
+}
+
+}  // namespace fk::spec

@@ -1,0 +1,13 @@
+// The subcommands of `fk`. Each register_* adds one subcommand to the app; its
+// callback stores the command's exit status in `*status`. Exit statuses: 0 success,
+// 1 the command ran and found problems (invalid specs, failed jobs), 2 usage errors.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fk::orchestrator {
+
+void register_validate(CLI::App& app, int* status);
+void register_plan(CLI::App& app, int* status);
+
+}  // namespace fk::orchestrator

@@ -1,0 +1,148 @@
+#include "orchestrator/plan.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fk::orchestrator {
+
+using namespace fk::spec;
+
+std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
+  const size_t before = diags.items().size();
+  Plan plan;
+  plan.job_file.campaign = c.name;
+  plan.job_file.campaign_file = c.file;
+  plan.job_file.scale = c.scale;
+  size_t reserve = c.architectures.size() * c.workloads.size() * c.layouts.size() * c.candidate_sets.size() *
+                   static_cast<size_t>(c.repetitions);
+  plan.job_file.jobs.reserve(reserve);
+  for (const auto& aref : c.architectures) {
+    const auto arch = aref.doc.select(c.scale);
+    if (!arch) continue;  // reported when the campaign was parsed
+    for (const auto& wref : c.workloads) {
+      // Workloads without the campaign's preset run at their published values.
+      Workload workload = wref.doc.select(c.scale).value_or(wref.doc.full);
+      for (const auto& lref : c.layouts) {
+        const auto misfits = layout_misfits(*arch, workload, lref.layout);
+        if (!misfits.empty()) {
+          if (c.unfit_layouts == UnfitPolicy::kSkip) {
+            plan.skipped.push_back({arch->name, workload.name, lref.layout.name(), misfits});
+          } else {
+            diags.error(lref.pos, "layouts",
+                        fmt::format("{} does not fit {} ({}) x {}: {} (set unfit_layouts: skip to skip such "
+                                    "combinations)",
+                                    lref.layout.name(), arch->name, c.scale, workload.name,
+                                    fmt::join(misfits, "; ")));
+          }
+          continue;
+        }
+        const MemoryEstimate mem = memory_estimate(*arch, workload, lref.layout);
+        for (const auto& cs : c.candidate_sets) {
+          for (int64_t rep = 0; rep < c.repetitions; ++rep) {
+            Job job;
+            job.arch = *arch;
+            job.workload = workload;
+            job.layout = lref.layout;
+            job.candidates = cs;
+            job.backend = c.backend;
+            job.seed = c.seed;
+            job.repetition = rep;
+            job.kernel_stage = c.kernel_stage;
+            job.model_stage = c.model_stage;
+            job.time_limit_s = c.executor.time_limit_s;
+            job.memory = mem;
+            job.id = job_compute_id(job);
+            plan.job_file.jobs.push_back(std::move(job));
+          }
+        }
+      }
+    }
+  }
+  if (diags.items().size() != before) return std::nullopt;
+  return plan;
+}
+
+PlanTotals plan_totals(const Plan& plan) {
+  PlanTotals t;
+  for (const auto& j : plan.job_file.jobs) {
+    ++t.jobs;
+    t.rank_slots += j.layout.ranks();
+    t.max_ranks = std::max(t.max_ranks, j.layout.ranks());
+    t.max_memory_per_rank = std::max(t.max_memory_per_rank, j.memory.total());
+  }
+  t.skipped = static_cast<int64_t>(plan.skipped.size());
+  return t;
+}
+
+std::string plan_format_table(const Plan& plan) {
+  struct Row {
+    std::string id, arch, layout, workload, cands, ranks, mem;
+  };
+  std::vector<Row> rows;
+  rows.push_back({"JOB", "ARCHITECTURE", "LAYOUT", "WORKLOAD", "CANDIDATES", "RANKS", "MEM/RANK"});
+  for (const auto& j : plan.job_file.jobs) {
+    std::string cands = j.candidates.name;
+    if (j.repetition > 0) cands += fmt::format(" #{}", j.repetition);
+    rows.push_back({j.id, fmt::format("{} ({})", j.arch.name, j.arch.preset), j.layout.name(),
+                    fmt::format("{} {}x{}", j.workload.name, j.workload.batch, j.workload.seq_len), cands,
+                    std::to_string(j.layout.ranks()), bytes_human(j.memory.total())});
+  }
+  size_t w[7] = {};
+  for (const auto& r : rows) {
+    const std::string* cols[7] = {&r.id, &r.arch, &r.layout, &r.workload, &r.cands, &r.ranks, &r.mem};
+    for (int i = 0; i < 7; ++i) w[i] = std::max(w[i], cols[i]->size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}\n", r.id, w[0], r.arch, w[1],
+                       r.layout, w[2], r.workload, w[3], r.cands, w[4], r.ranks, w[5], r.mem, w[6]);
+  }
+  for (const auto& s : plan.skipped)
+    out += fmt::format("skipped: {} x {} x {}: {}\n", s.architecture, s.workload, s.layout,
+                       fmt::join(s.reasons, "; "));
+  const PlanTotals t = plan_totals(plan);
+  out += fmt::format("total: {} jobs, {} rank-slots, widest job {} ranks, largest estimate {} per rank, {} skipped\n",
+                     t.jobs, t.rank_slots, t.max_ranks, bytes_human(t.max_memory_per_rank), t.skipped);
+  return out;
+}
+
+Json plan_to_json(const Plan& plan) {
+  Json rows = Json::array();
+  for (const auto& j : plan.job_file.jobs) {
+    rows.push_back({{"id", j.id},
+                    {"architecture", j.arch.name},
+                    {"preset", j.arch.preset},
+                    {"layout", j.layout.name()},
+                    {"tp", j.layout.tp},
+                    {"pp", j.layout.pp},
+                    {"dp", j.layout.dp},
+                    {"workload", j.workload.name},
+                    {"candidate_set", j.candidates.name},
+                    {"repetition", j.repetition},
+                    {"ranks", j.layout.ranks()},
+                    {"memory_per_rank_bytes", j.memory.total()},
+                    {"weights_bytes", j.memory.weights_bytes},
+                    {"kv_cache_bytes", j.memory.kv_cache_bytes},
+                    {"activation_bytes", j.memory.activation_bytes}});
+  }
+  Json skipped = Json::array();
+  for (const auto& s : plan.skipped)
+    skipped.push_back({{"architecture", s.architecture},
+                       {"workload", s.workload},
+                       {"layout", s.layout},
+                       {"reasons", s.reasons}});
+  const PlanTotals t = plan_totals(plan);
+  return Json{{"campaign", plan.job_file.campaign},
+              {"scale", plan.job_file.scale},
+              {"jobs", rows},
+              {"skipped", skipped},
+              {"totals",
+               {{"jobs", t.jobs},
+                {"rank_slots", t.rank_slots},
+                {"max_ranks", t.max_ranks},
+                {"max_memory_per_rank_bytes", t.max_memory_per_rank},
+                {"skipped", t.skipped}}}};
+}
+
+}  // namespace fk::orchestrator

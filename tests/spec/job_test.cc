@@ -1,0 +1,119 @@
+// Job ids and the job file: content-derived ids, JSON round trip, clear errors.
+#include "core/error.h"
+#include "core/spec/job.h"
+#include "spec/spec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace fk::testing {
+namespace {
+
+spec::Job sample_job() {
+  spec::Diagnostics diags;
+  auto node = spec::yaml_load_string(base_architecture_yaml(), "t.yaml", diags);
+  auto doc = spec::architecture_parse(*node, "t.yaml", diags);
+  spec::Job j;
+  j.arch = *doc->select("tiny");
+  j.workload.name = "w";
+  j.workload.batch = 2;
+  j.workload.seq_len = 16;
+  j.layout = {2, 1, 1};
+  j.candidates.name = "baseline";
+  j.seed = 7;
+  j.memory = spec::memory_estimate(j.arch, j.workload, j.layout);
+  j.id = spec::job_compute_id(j);
+  return j;
+}
+
+TEST(Job, IdDependsOnContentOnly) {
+  const spec::Job a = sample_job();
+  EXPECT_EQ(a.id.size(), 12u);
+  spec::Job b = a;
+  b.arch.source = "a different note";
+  b.arch.hf_id = "x/y";
+  b.time_limit_s = 1;
+  EXPECT_EQ(spec::job_compute_id(b), a.id);
+  for (auto mutate : std::vector<std::function<void(spec::Job&)>>{
+           [](spec::Job& j) { j.seed = 8; }, [](spec::Job& j) { j.layout.tp = 1; },
+           [](spec::Job& j) { j.workload.batch = 3; }, [](spec::Job& j) { j.arch.norm.eps = 1e-6; },
+           [](spec::Job& j) { j.repetition = 1; }, [](spec::Job& j) { j.candidates.ops["rms_norm"] = "/x"; },
+           [](spec::Job& j) { j.kernel_stage.iterations = 99; }}) {
+    spec::Job c = a;
+    mutate(c);
+    EXPECT_NE(spec::job_compute_id(c), a.id);
+  }
+}
+
+TEST(Job, JobFileRoundTrips) {
+  TempSpecs dir;
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  f.jobs = {sample_job()};
+  const std::string path = dir.root() + "/jobs.json";
+  spec::job_file_write(path, f);
+  const spec::JobFile g = spec::job_file_read(path);
+  ASSERT_EQ(g.jobs.size(), 1u);
+  EXPECT_EQ(g.jobs[0].id, f.jobs[0].id);
+  EXPECT_EQ(spec::to_json(g.jobs[0].arch), spec::to_json(f.jobs[0].arch));
+  EXPECT_EQ(spec::job_to_json(g.jobs[0]), spec::job_to_json(f.jobs[0]));
+}
+
+TEST(Job, BadJobFilesNameTheProblem) {
+  TempSpecs dir;
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  f.jobs = {sample_job()};
+  spec::Json j = spec::job_file_to_json(f);
+  auto expect_error = [&](const spec::Json& doc, const std::string& needle) {
+    const std::string path = dir.write("bad.json", doc.dump());
+    try {
+      spec::job_file_read(path);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    }
+  };
+  spec::Json a = j;
+  a["jobs"][0]["architecture"]["hidden_size"] = "big";
+  expect_error(a, "/jobs/0/architecture/hidden_size: expected an integer");
+  spec::Json b = j;
+  b["jobs"][0]["layout"].erase("tp");
+  expect_error(b, "/jobs/0/layout: missing field 'tp'");
+  spec::Json c = j;
+  c["jobs"][0]["workload"]["batch"] = 5;
+  expect_error(c, "does not match the job's content");
+  spec::Json d = j;
+  d["version"] = 99;
+  expect_error(d, "version 99 is not supported");
+  expect_error(spec::Json{{"hello", 1}}, "not a FastKernels job file");
+  const std::string garbage = dir.write("garbage.json", "{not json");
+  EXPECT_THROW(spec::job_file_read(garbage), Error);
+  EXPECT_THROW(spec::job_file_read(dir.root() + "/missing.json"), Error);
+}
+
+TEST(Memory, EstimateFollowsTheDocumentedFormula) {
+  spec::Job j = sample_job();  // tiny: hidden 128, 2 layers, 8 heads / 2 kv, head_dim 16, inter 256, vocab 512
+  const auto m1 = spec::memory_estimate(j.arch, j.workload, {1, 1, 1});
+  // Per layer: q 128x128, k/v 2x(128x32), o 128x128, 2 norms, MLP 3x128x256.
+  const int64_t layer = 128 * 128 + 2 * 128 * 32 + 128 * 128 + 2 * 128 + 3 * 128 * 256;
+  EXPECT_EQ(m1.parameters, 2 * layer + 512 * 128 /*embed*/ + 512 * 128 /*head*/ + 128 /*final norm*/);
+  EXPECT_EQ(m1.weights_bytes, m1.parameters * (2 + 4));  // bf16 plus the fp32 reference copy
+  EXPECT_EQ(m1.kv_cache_bytes, 2 /*layers*/ * 2 * 2 /*batch*/ * 16 * 2 /*kv heads*/ * 16 * 2);
+  const auto m2 = spec::memory_estimate(j.arch, j.workload, {2, 1, 1});
+  EXPECT_LT(m2.weights_bytes, m1.weights_bytes);
+  EXPECT_EQ(m2.kv_cache_bytes * 2, m1.kv_cache_bytes);  // kv heads split over tp
+  const auto m4 = spec::memory_estimate(j.arch, j.workload, {4, 1, 1});
+  EXPECT_EQ(m4.kv_cache_bytes, m2.kv_cache_bytes);  // kv heads replicated beyond 2
+  const auto p2 = spec::memory_estimate(j.arch, j.workload, {1, 2, 1});
+  EXPECT_LT(p2.parameters, m1.parameters);
+}
+
+}  // namespace
+}  // namespace fk::testing

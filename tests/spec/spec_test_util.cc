@@ -1,0 +1,102 @@
+#include "spec/spec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace fk::testing {
+namespace fs = std::filesystem;
+
+TempSpecs::TempSpecs() {
+  std::random_device rd;
+  root_ = (fs::temp_directory_path() / ("fk-spec-test-" + std::to_string(rd()))).string();
+  for (const char* sub : {"architectures", "workloads", "campaigns"}) fs::create_directories(fs::path(root_) / sub);
+}
+
+TempSpecs::~TempSpecs() {
+  std::error_code ec;
+  fs::remove_all(root_, ec);
+}
+
+std::string TempSpecs::write(const std::string& relative, const std::string& text) const {
+  const fs::path p = fs::path(root_) / relative;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::string base_architecture_yaml() {
+  return "kind: architecture\n"
+         "name: test-model\n"
+         "model_type: llama\n"
+         "source: unit test\n"
+         "dtype: bf16\n"
+         "hidden_size: 4096\n"
+         "num_hidden_layers: 32\n"
+         "num_attention_heads: 32\n"
+         "num_key_value_heads: 8\n"
+         "head_dim: 128\n"
+         "intermediate_size: 14336\n"
+         "vocab_size: 32000\n"
+         "max_position_embeddings: 8192\n"
+         "attention:\n"
+         "  causal: true\n"
+         "norm:\n"
+         "  kind: rmsnorm\n"
+         "  eps: 1.0e-05\n"
+         "mlp:\n"
+         "  activation: silu\n"
+         "position:\n"
+         "  kind: rope\n"
+         "  rope_theta: 10000.0\n"
+         "presets:\n"
+         "  tiny:\n"
+         "    hidden_size: 128\n"
+         "    num_hidden_layers: 2\n"
+         "    num_attention_heads: 8\n"
+         "    num_key_value_heads: 2\n"
+         "    head_dim: 16\n"
+         "    intermediate_size: 256\n"
+         "    vocab_size: 512\n";
+}
+
+std::string replace_line(const std::string& text, const std::string& prefix, const std::string& line) {
+  std::istringstream in(text);
+  std::string out, l;
+  bool done = false;
+  while (std::getline(in, l)) {
+    const size_t indent = l.find_first_not_of(' ');
+    if (!done && indent != std::string::npos && l.compare(indent, prefix.size(), prefix) == 0) {
+      out += l.substr(0, indent) + line + "\n";
+      done = true;
+    } else {
+      out += l + "\n";
+    }
+  }
+  EXPECT_TRUE(done) << "no line starts with '" << prefix << "'";
+  return out;
+}
+
+int line_of(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string l;
+  int n = 0;
+  while (std::getline(in, l)) {
+    ++n;
+    const size_t indent = l.find_first_not_of(' ');
+    if (indent != std::string::npos && l.compare(indent, prefix.size(), prefix) == 0) return n;
+  }
+  ADD_FAILURE() << "no line starts with '" << prefix << "'";
+  return -1;
+}
+
+spec::Diagnostics parse_errors(const std::string& text, const std::string& name) {
+  spec::Diagnostics diags;
+  spec::spec_load_string(text, name, diags);
+  return diags;
+}
+
+}  // namespace fk::testing

@@ -1,0 +1,38 @@
+// Helpers for spec tests: a temporary specs tree, and parsing text as a spec.
+#pragma once
+
+#include "core/spec/spec_file.h"
+
+#include <string>
+
+namespace fk::testing {
+
+// A fresh folder under the system temp dir with architectures/, workloads/ and
+// campaigns/ subfolders; removed with the object.
+class TempSpecs {
+ public:
+  TempSpecs();
+  ~TempSpecs();
+  TempSpecs(const TempSpecs&) = delete;
+  TempSpecs& operator=(const TempSpecs&) = delete;
+  const std::string& root() const { return root_; }
+  // Writes `text` to root/relative and returns the full path.
+  std::string write(const std::string& relative, const std::string& text) const;
+
+ private:
+  std::string root_;
+};
+
+// A valid architecture spec (a small GQA model with a tiny preset), line by line so
+// tests can replace one line and know where the error must point.
+std::string base_architecture_yaml();
+// Replaces the first line that starts with `prefix` (after indentation) by `line`
+// (keeping the indentation); fails the test if no line matches.
+std::string replace_line(const std::string& text, const std::string& prefix, const std::string& line);
+// The 1-based line number of the first line starting with `prefix` (after indentation).
+int line_of(const std::string& text, const std::string& prefix);
+
+// Parses `text` as a spec file named `name`; returns the diagnostics.
+spec::Diagnostics parse_errors(const std::string& text, const std::string& name = "test.yaml");
+
+}  // namespace fk::testing
