@@ -77,4 +77,18 @@ BENCHMARK(BM_Plan10kWithTable)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
+// Reference for the id scheme: hashing each job's full canonical JSON, re-serialising
+// its architecture per job (what a straightforward implementation does).
+void BM_Ids10kPerJobJson(benchmark::State& state) {
+  const Campaign c = make_campaign(100, 10);
+  Diagnostics diags;
+  const auto plan = fk::orchestrator::plan_campaign(c, diags);
+  for (auto _ : state) {
+    size_t n = 0;
+    for (const auto& job : plan->job_file.jobs) n += job_compute_id(job).size();
+    benchmark::DoNotOptimize(n);
+  }
+}
+BENCHMARK(BM_Ids10kPerJobJson)->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();

@@ -20,9 +20,11 @@ std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
   for (const auto& aref : c.architectures) {
     const auto arch = aref.doc.select(c.scale);
     if (!arch) continue;  // reported when the campaign was parsed
+    const std::string arch_part = job_id_part(*arch);
     for (const auto& wref : c.workloads) {
       // Workloads without the campaign's preset run at their published values.
       Workload workload = wref.doc.select(c.scale).value_or(wref.doc.full);
+      const std::string workload_part = job_id_part(workload);
       for (const auto& lref : c.layouts) {
         const auto misfits = layout_misfits(*arch, workload, lref.layout);
         if (!misfits.empty()) {
@@ -52,7 +54,7 @@ std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
             job.model_stage = c.model_stage;
             job.time_limit_s = c.executor.time_limit_s;
             job.memory = mem;
-            job.id = job_compute_id(job);
+            job.id = job_compute_id(arch_part, workload_part, job);
             plan.job_file.jobs.push_back(std::move(job));
           }
         }

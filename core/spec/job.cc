@@ -8,25 +8,29 @@
 
 namespace fk::spec {
 
-namespace {
-
-Json job_content(const Job& job) {
-  Json arch = to_json(job.arch);
-  for (const char* meta : {"source", "hf_id", "family"}) arch.erase(meta);
-  return Json{{"architecture", arch},
-              {"workload", to_json(job.workload)},
-              {"layout", to_json(job.layout)},
-              {"candidates", to_json(job.candidates)},
-              {"backend", backend_name(job.backend)},
-              {"seed", job.seed},
-              {"repetition", job.repetition},
-              {"kernel_stage", to_json(job.kernel_stage)},
-              {"model_stage", to_json(job.model_stage)}};
+std::string job_id_part(const Architecture& arch) {
+  Json j = to_json(arch);
+  for (const char* meta : {"source", "hf_id", "family"}) j.erase(meta);  // notes, not content
+  return j.dump();
 }
 
-}  // namespace
+std::string job_id_part(const Workload& workload) { return to_json(workload).dump(); }
 
-std::string job_compute_id(const Job& job) { return Hasher().str(job_content(job).dump()).hex(12); }
+std::string job_compute_id(const std::string& arch_part, const std::string& workload_part, const Job& job) {
+  Hasher h;
+  h.str(arch_part).str(workload_part);
+  h.u64(static_cast<uint64_t>(job.layout.tp)).u64(static_cast<uint64_t>(job.layout.pp));
+  h.u64(static_cast<uint64_t>(job.layout.dp));
+  h.str(job.candidates.name).u64(job.candidates.ops.size());
+  for (const auto& [op, folder] : job.candidates.ops) h.str(op).str(folder);
+  h.str(backend_name(job.backend)).u64(job.seed).u64(static_cast<uint64_t>(job.repetition));
+  h.str(to_json(job.kernel_stage).dump()).str(to_json(job.model_stage).dump());
+  return h.hex(12);
+}
+
+std::string job_compute_id(const Job& job) {
+  return job_compute_id(job_id_part(job.arch), job_id_part(job.workload), job);
+}
 
 Json job_to_json(const Job& job) {
   return Json{{"id", job.id},

@@ -33,6 +33,11 @@ struct Job {
 
 // The content-derived id (12 hex digits).
 std::string job_compute_id(const Job& job);
+// Canonical texts of the parts a job id hashes, so a planner can compute each
+// architecture's and workload's once and reuse it for all their jobs.
+std::string job_id_part(const Architecture& arch);
+std::string job_id_part(const Workload& workload);
+std::string job_compute_id(const std::string& arch_part, const std::string& workload_part, const Job& job);
 
 Json job_to_json(const Job& job);
 Job job_from_json(const Json& j, const std::string& path);

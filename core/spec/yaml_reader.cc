@@ -96,7 +96,7 @@ MapReader::MapReader(const ParseContext& ctx, const YAML::Node& node, std::strin
   valid_ = true;
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
+    const YAML::Node k = it->first;  // a copy: it->first is a temporary
     if (!k.IsScalar()) {
       ctx_.error(k, path_, fmt::format("map keys must be names, found {}", yaml_describe(k)));
       continue;
