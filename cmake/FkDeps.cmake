@@ -9,6 +9,7 @@ if(FK_DEPS_DIR)
 endif()
 
 find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(MPI REQUIRED COMPONENTS C CXX)
 
 # HDF5 C API: Debian's libhdf5-dev (serial) or libhdf5-openmpi-dev (parallel, needs mpi.h).

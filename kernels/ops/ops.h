@@ -1,0 +1,21 @@
+// Registration functions of the built-in ops, one per op file in kernels/ops/.
+#pragma once
+
+#include "kernels/op.h"
+
+namespace fk::kernels {
+
+void register_embedding(OpRegistry& reg);
+void register_rms_norm(OpRegistry& reg);
+void register_fused_add_rms_norm(OpRegistry& reg);
+void register_layer_norm(OpRegistry& reg);
+void register_rotary_embedding(OpRegistry& reg);
+void register_linear(OpRegistry& reg);
+void register_activations(OpRegistry& reg);
+void register_attention(OpRegistry& reg);
+void register_kv_cache_write(OpRegistry& reg);
+void register_topk_softmax(OpRegistry& reg);
+void register_fused_moe(OpRegistry& reg);
+void register_elementwise(OpRegistry& reg);
+
+}  // namespace fk::kernels

@@ -1,0 +1,68 @@
+// Internal to fk::h5: checked HDF5 calls. Includes hdf5.h, so only .cc files of this
+// layer include it; public headers never do.
+//
+// h5_own() wraps a freshly created id in a Handle or throws fail_io() when the call
+// returned a negative id; h5_check() does the same for herr_t; h5_test() for htri_t.
+// The error stack is read inside these helpers, right after the failing call and before
+// any destructor can run another HDF5 call, so the innermost message is never lost.
+#pragma once
+
+#include "results/h5/error.h"
+#include "results/h5/handle.h"
+
+#include <hdf5.h>
+
+namespace fk::h5::detail {
+
+inline Handle h5_own(hid_t id, Where where, std::string_view action,
+                     std::source_location loc = std::source_location::current()) {
+  if (id < 0) fail_io(where, action, loc);
+  return Handle(id);
+}
+
+inline void h5_check(herr_t status, Where where, std::string_view action,
+                     std::source_location loc = std::source_location::current()) {
+  if (status < 0) fail_io(where, action, loc);
+}
+
+inline bool h5_test(htri_t result, Where where, std::string_view action,
+                    std::source_location loc = std::source_location::current()) {
+  if (result < 0) fail_io(where, action, loc);
+  return result > 0;
+}
+
+}  // namespace fk::h5::detail
+
+namespace fk::h5::detail {
+
+// Link-creation property list that creates missing intermediate groups.
+inline Handle h5_intermediate_lcpl(Where where) {
+  Handle lcpl = h5_own(H5Pcreate(H5P_LINK_CREATE), where, "cannot create property list");
+  h5_check(H5Pset_create_intermediate_group(lcpl.get(), 1), where, "cannot create property list");
+  return lcpl;
+}
+
+// File-access property list used for every file this layer opens: closing the file
+// closes every object still open in it (H5F_CLOSE_STRONG), so a commit or close never
+// waits on handles the caller still holds.
+inline Handle h5_file_access(Where where) {
+  Handle fapl = h5_own(H5Pcreate(H5P_FILE_ACCESS), where, "cannot create property list");
+  h5_check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), where, "cannot create property list");
+  return fapl;
+}
+
+// Closes a file id with H5Fclose (flushing it; with H5F_CLOSE_STRONG also every
+// object open in it). On failure the id is released anyway and kIo is thrown, so no
+// path leaks the file. An empty handle is a no-op.
+inline void h5_close_file(Handle file, Where where) {
+  const hid_t id = file.release();
+  if (id < 0) return;
+  if (H5Fclose(id) < 0) {
+    std::string message = take_error_message();
+    if (H5Iis_valid(id) > 0) H5Idec_ref(id);
+    H5Eclear2(H5E_DEFAULT);
+    fail_io_with(where, "cannot close file", std::move(message));
+  }
+}
+
+}  // namespace fk::h5::detail

@@ -1,0 +1,17 @@
+// Internal to fk::h5: dataset-creation property lists for chunked, compressed storage.
+#pragma once
+
+#include "results/h5/detail/call.h"
+
+#include <vector>
+
+namespace fk::h5::detail {
+
+// True when this HDF5 library can both encode and decode gzip (deflate).
+bool h5_deflate_available();
+
+// A dataset-creation property list with `chunk` dimensions, plus byte-shuffle and
+// gzip (storage_policy.h's kDeflateLevel) where h5_deflate_available().
+Handle h5_chunked_dcpl(const std::vector<hsize_t>& chunk, Where where);
+
+}  // namespace fk::h5::detail

@@ -1,0 +1,22 @@
+#include "results/h5/object.h"
+
+#include <limits>
+
+namespace fk::h5 {
+
+Object::Object(Handle id, std::string file, std::string path)
+    : id_(std::move(id)), file_(std::move(file)), path_(std::move(path)) {}
+
+std::string Object::child_path(std::string_view relative) const {
+  if (relative.starts_with('/')) return std::string(relative);
+  if (relative.empty() || relative == ".") return path_;
+  return path_ == "/" ? "/" + std::string(relative) : path_ + "/" + std::string(relative);
+}
+
+void Object::check_int64_range(std::string_view name, uint64_t value) const {
+  if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    fail_at(ErrorKind::kInvalidArgument, where(), fmt::format("attribute '{}': {} does not fit in int64", name, value));
+  }
+}
+
+}  // namespace fk::h5

@@ -1,0 +1,197 @@
+#include "runner/job_runner.h"
+
+#include "collectives/grid.h"
+#include "core/error.h"
+#include "kernels/blas_info.h"
+#include "results/job_result.h"
+#include "runner/kernel_stage.h"
+#include "runner/model_stage.h"
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace fk::runner {
+namespace {
+
+using nlohmann::json;
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+template <typename T>
+json to_array(const std::vector<T>& v) {
+  json a = json::array();
+  for (const auto& x : v) a.push_back(results::to_json(x));
+  return a;
+}
+
+template <typename T>
+void from_array(const json& a, std::vector<T>& out) {
+  for (const auto& x : a) {
+    T r;
+    results::from_json(x, r);
+    out.push_back(std::move(r));
+  }
+}
+
+// Sends a byte payload to group rank 0 as int32 words (length first).
+void send_bytes(collectives::Communicator& g, const std::vector<std::uint8_t>& bytes) {
+  const int64_t n = static_cast<int64_t>(bytes.size());
+  g.send(&n, 1, DType::kI64, 0, 1);
+  std::vector<int32_t> words(static_cast<size_t>((n + 3) / 4), 0);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  g.send(words.data(), words.size(), DType::kI32, 0, 2);
+}
+
+std::vector<std::uint8_t> recv_bytes(collectives::Communicator& g, int from) {
+  int64_t n = 0;
+  g.recv(&n, 1, DType::kI64, from, 1);
+  std::vector<int32_t> words(static_cast<size_t>((n + 3) / 4), 0);
+  g.recv(words.data(), words.size(), DType::kI32, from, 2);
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(n));
+  std::memcpy(bytes.data(), words.data(), bytes.size());
+  return bytes;
+}
+
+}  // namespace
+
+std::string job_result_path(const std::string& results_dir, const std::string& job_id) {
+  return (std::filesystem::path(results_dir) / (job_id + ".h5")).string();
+}
+
+double job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string started = now_iso();
+  if (group.size() != job.layout.ranks())
+    fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
+  if (!job.candidates.ops.empty())
+    fail(ErrorKind::kUnsupported,
+         "job {}: candidate set '{}' replaces ops, but this fk-runner has no candidate loader yet", job.id,
+         job.candidates.name);
+  const collectives::Grid grid(job.layout, group.rank());
+  collectives::GroupComms comms = collectives::grid_split(group, grid);
+  Placement pl;
+  pl.tp = grid.tp();
+  pl.tp_rank = grid.tp_rank();
+  pl.pp = grid.pp();
+  pl.pp_rank = grid.pp_rank();
+  pl.dp = grid.dp();
+  pl.dp_rank = grid.dp_rank();
+
+  ModelStageConfig mc;
+  mc.arch = job.arch;
+  mc.workload = job.workload;
+  mc.placement = pl;
+  mc.comms = ModelComms{comms.tp.get(), comms.pp.get()};
+  mc.seed = job.seed;
+  mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
+  mc.rank = group.rank();
+  mc.record_instances = job.kernel_stage.enabled;
+  ModelStageOutput model = model_stage_run(mc);
+
+  std::vector<KernelInstanceResult> kernels;
+  if (job.kernel_stage.enabled) {
+    KernelStageConfig kc;
+    kc.instances = model.instances;
+    kc.spec = job.kernel_stage;
+    kc.seed = job.seed;
+    kc.rank = group.rank();
+    kc.flush_bytes = options.flush_bytes;
+    kernels = kernel_stage_run(kc, ImplSet::baseline(DeviceKind::kCpu));
+  }
+  if (!job.model_stage.enabled) {  // the model ran only to find the op instances
+    model.steps.clear();
+    model.ops.clear();
+    model.layers.clear();
+    model.logits.clear();
+    model.fp32_logits = Tensor();
+  }
+
+  json payload = {{"host", hostname()},
+                  {"steps", to_array(model.steps)},
+                  {"ops", to_array(model.ops)},
+                  {"layers", to_array(model.layers)},
+                  {"logits", to_array(model.logits)},
+                  {"kernels", to_array(kernels)},
+                  {"traced_rows", model.traced_rows_per_sequence}};
+  // The fp32 logits of each replica come from its last stage's TP rank 0.
+  const bool logits_sender = pl.last_stage() && pl.tp_rank == 0 && model.fp32_logits.defined();
+  payload["has_logits"] = logits_sender;
+  if (logits_sender) payload["logits_shape"] = model.fp32_logits.shape();
+
+  if (group.rank() != 0) {
+    send_bytes(group, json::to_msgpack(payload));
+    if (logits_sender)
+      group.send(model.fp32_logits.data(), static_cast<size_t>(model.fp32_logits.numel()), DType::kF32, 0, 3);
+    group.barrier();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  results::JobResult r;
+  r.job = job;
+  r.meta.campaign = options.campaign;
+  r.meta.started_at = started;
+  r.meta.fk_version = "0.1.0";
+  r.meta.compiler = __VERSION__;
+  r.meta.mpi_library = options.mpi_library;
+  r.meta.blas = kernels::blas_info();
+  r.meta.device = "cpu";
+  r.meta.threads_per_rank = options.threads_per_rank;
+  r.traced_rows_per_sequence = model.traced_rows_per_sequence;
+  const int64_t steps = job.arch.attention.causal ? 1 + job.workload.decode_steps : 1;
+  const bool keep_logits = job.arch.head.kind == spec::HeadKind::kLm &&
+                           steps * job.workload.batch * job.arch.vocab_size * 4 <= (int64_t{16} << 20);
+  if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, job.arch.vocab_size});
+  auto place_logits = [&](const Tensor& part, int rank_of_sender) {
+    if (!keep_logits) return;
+    const collectives::Grid g(job.layout, rank_of_sender);
+    Placement p = pl;
+    p.dp_rank = g.dp_rank();
+    const int64_t b = p.batch_size(job.workload), b0 = p.batch_begin(job.workload), v = job.arch.vocab_size;
+    for (int64_t s = 0; s < steps; ++s)
+      std::memcpy(r.fp32_logits.data_as<float>() + (s * job.workload.batch + b0) * v,
+                  part.data_as<float>() + s * b * v, static_cast<size_t>(b * v) * 4);
+  };
+  auto absorb = [&](const json& p, int from) {
+    r.meta.rank_hosts.push_back(p.at("host"));
+    from_array(p.at("steps"), r.steps);
+    from_array(p.at("ops"), r.ops);
+    from_array(p.at("layers"), r.layers);
+    from_array(p.at("logits"), r.logits);
+    from_array(p.at("kernels"), r.kernels);
+    if (p.at("has_logits").get<bool>()) {
+      Tensor part = Tensor::empty(DType::kF32, p.at("logits_shape").get<Shape>());
+      if (from == 0) {
+        part = model.fp32_logits;
+      } else {
+        group.recv(part.data(), static_cast<size_t>(part.numel()), DType::kF32, from, 3);
+      }
+      place_logits(part, from);
+    }
+  };
+  absorb(payload, 0);
+  for (int from = 1; from < group.size(); ++from) absorb(json::from_msgpack(recv_bytes(group, from)), from);
+  r.meta.finished_at = now_iso();
+  r.meta.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  results::job_result_write(job_result_path(options.results_dir, job.id), r);
+  group.barrier();
+  return r.meta.wall_s;
+}
+
+}  // namespace fk::runner

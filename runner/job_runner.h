@@ -1,0 +1,28 @@
+// Running one job on one job group: builds the layout grid and its TP/PP/DP
+// communicators, runs the model stage and the kernel stage on every rank, gathers
+// every rank's records on the group leader (group rank 0), which writes the job's
+// HDF5 file atomically. Collective over the group.
+#pragma once
+
+#include "collectives/communicator.h"
+#include "core/spec/job.h"
+
+#include <string>
+
+namespace fk::runner {
+
+struct RunnerOptions {
+  std::string results_dir;
+  std::string campaign;
+  size_t flush_bytes = size_t{16} << 20;
+  int64_t threads_per_rank = 1;
+  std::string mpi_library;
+};
+
+// Path of a job's result file in `results_dir`.
+std::string job_result_path(const std::string& results_dir, const std::string& job_id);
+
+// Runs `job` on `group` (whose size must equal the job's ranks). Returns the wall time.
+double job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options);
+
+}  // namespace fk::runner

@@ -1,0 +1,346 @@
+#include "runner/model/transformer.h"
+
+#include "core/error.h"
+#include "runner/model/rope_cache.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace fk::runner {
+namespace {
+
+using spec::NormKind;
+using spec::NormPlacement;
+
+kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) {
+  return kernels::OpCall{std::move(args), std::move(params)};
+}
+
+// Rows [r0, r0 + n) of a 2-D tensor, copied (contiguous).
+Tensor copy_rows(const Tensor& t, int64_t r0, int64_t n) { return t.slice(0, r0, n).contiguous_copy(); }
+
+Tensor fp32_sum(const Tensor& a, const Tensor& b) {
+  Tensor x = a.to_dtype(DType::kF32);
+  if (!b.defined()) return x;
+  Tensor y = b.to_dtype(DType::kF32);
+  float* px = x.data_as<float>();
+  const float* py = y.data_as<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) px[i] += py[i];
+  return x;
+}
+
+std::string act_and_mul_op(spec::Activation a) {
+  switch (a) {
+    case spec::Activation::kSilu: return "silu_and_mul";
+    case spec::Activation::kGelu: return "gelu_and_mul";
+    case spec::Activation::kGeluTanh: return "gelu_tanh_and_mul";
+    case spec::Activation::kRelu: fail(ErrorKind::kUnsupported, "gated relu MLPs are not supported");
+  }
+  return "";
+}
+
+std::string act_op(spec::Activation a) {
+  switch (a) {
+    case spec::Activation::kSilu: return "silu";
+    case spec::Activation::kGelu: return "gelu";
+    case spec::Activation::kGeluTanh: return "gelu_new";
+    case spec::Activation::kRelu: return "relu";
+  }
+  return "";
+}
+
+double moe_activation_code(spec::Activation a) {
+  switch (a) {
+    case spec::Activation::kSilu: return 0;
+    case spec::Activation::kGeluTanh: return 1;
+    case spec::Activation::kGelu: return 2;
+    case spec::Activation::kRelu: fail(ErrorKind::kUnsupported, "relu MoE experts are not supported");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Transformer::Transformer(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
+                         ModelComms comms, const ModelWeights& weights, Runtime& runtime)
+    : a_(arch), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype),
+      max_positions_(workload.max_positions()) {
+  if (a_.position.kind == spec::PositionKind::kRope) {
+    for (const auto& lw : weights_.layers) {
+      const spec::LayerType t = a_.layer_type(lw.index);
+      if (!rope_.count(t)) rope_[t] = rope_cache(a_, t, max_positions_, dtype_);
+    }
+  }
+  reset();
+}
+
+void Transformer::reset() {
+  k_cache_.clear();
+  v_cache_.clear();
+  const int64_t b = pl_.batch_size(w_), hk = pl_.kv_heads(a_), d = a_.head_dim;
+  for (size_t i = 0; i < weights_.layers.size(); ++i) {
+    k_cache_.push_back(Tensor::zeros(dtype_, {b, max_positions_, hk, d}));
+    v_cache_.push_back(Tensor::zeros(dtype_, {b, max_positions_, hk, d}));
+  }
+}
+
+int64_t Transformer::micro_batches() const { return std::min<int64_t>(pl_.pp, pl_.batch_size(w_)); }
+
+bool Transformer::uses_residual_stream() const {
+  return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost;
+}
+
+Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
+  Tensor out = Tensor::empty(x.dtype(), x.shape());
+  if (a_.norm.kind == NormKind::kRmsNorm) {
+    rt_.run("rms_norm", role, call({out, x, w}, {a_.norm.eps}));
+  } else {
+    rt_.run("layer_norm", role, call({out, x, w, b}, {a_.norm.eps}));
+  }
+  return out;
+}
+
+Tensor Transformer::linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
+  Tensor out = Tensor::empty(x.dtype(), {x.size(0), w.size(0)});
+  rt_.run("linear", role, call({out, x, w, b}));
+  return out;
+}
+
+Tensor Transformer::positions(int64_t seqs, int64_t q_len, int64_t q_start) const {
+  Tensor p = Tensor::empty(DType::kI64, {seqs * q_len});
+  for (int64_t s = 0; s < seqs; ++s)
+    for (int64_t i = 0; i < q_len; ++i) p.data_as<int64_t>()[s * q_len + i] = q_start + i;
+  return p;
+}
+
+Transformer::Stream Transformer::embed(const Tensor& tokens, int64_t q_len, int64_t q_start) {
+  const int64_t rows = tokens.numel(), h = a_.hidden_size;
+  Tensor ids = tokens.reshape({rows});
+  Tensor x = Tensor::empty(dtype_, {rows, h});
+  rt_.run("embedding", "embed", call({x, ids, weights_.embed}, {static_cast<double>(pl_.vocab_begin(a_)),
+                                                                   static_cast<double>(a_.vocab_size)}));
+  rt_.all_reduce(comms_.tp, x, "tp.embed");
+  if (a_.embedding.scale_by_sqrt_hidden) {
+    // Gemma's normaliser is rounded to the activation dtype before the multiply.
+    float factor = std::sqrt(static_cast<float>(h));
+    dtype_round_trip(&factor, 1, dtype_);
+    rt_.run("scale", "embed.scale", call({x}, {static_cast<double>(factor)}));
+  }
+  if (weights_.pos_embed.defined()) {
+    Tensor p = Tensor::empty(dtype_, {rows, h});
+    rt_.run("embedding", "embed.positions", call({p, positions(rows / q_len, q_len, q_start), weights_.pos_embed},
+                                                 {0.0, static_cast<double>(a_.max_position_embeddings)}));
+    rt_.run("add", "embed.add_positions", call({x, x, p}));
+  }
+  if (weights_.type_embed.defined()) {
+    Tensor types = Tensor::zeros(DType::kI64, {rows});  // token type 0 for every token
+    Tensor t = Tensor::empty(dtype_, {rows, h});
+    rt_.run("embedding", "embed.token_types", call({t, types, weights_.type_embed},
+                                                   {0.0, static_cast<double>(a_.embedding.type_vocab_size)}));
+    rt_.run("add", "embed.add_token_types", call({x, x, t}));
+  }
+  if (weights_.embed_norm_w.defined()) x = norm(x, weights_.embed_norm_w, weights_.embed_norm_b, "embed.norm");
+  return Stream{x, Tensor()};
+}
+
+Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                              int64_t q_len, int64_t q_start) {
+  const int64_t rows = x.size(0), d = a_.head_dim, hq = pl_.q_heads(a_), hk = pl_.kv_heads(a_);
+  Tensor qkv = linear(x, w.qkv_w, w.qkv_b, "attn.qkv_proj");
+  Tensor q = Tensor::empty(dtype_, {rows, hq * d});
+  Tensor k = Tensor::empty(dtype_, {rows, hk * d});
+  Tensor v = Tensor::empty(dtype_, {rows, hk * d});
+  const size_t es = dtype_size(dtype_);
+  const int64_t width = (hq + 2 * hk) * d;
+  for (int64_t r = 0; r < rows; ++r) {
+    const char* src = static_cast<const char*>(qkv.data()) + r * width * static_cast<int64_t>(es);
+    std::memcpy(static_cast<char*>(q.data()) + r * hq * d * static_cast<int64_t>(es), src, static_cast<size_t>(hq * d) * es);
+    std::memcpy(static_cast<char*>(k.data()) + r * hk * d * static_cast<int64_t>(es), src + hq * d * static_cast<int64_t>(es),
+                static_cast<size_t>(hk * d) * es);
+    std::memcpy(static_cast<char*>(v.data()) + r * hk * d * static_cast<int64_t>(es),
+                src + (hq + hk) * d * static_cast<int64_t>(es), static_cast<size_t>(hk * d) * es);
+  }
+  if (a_.attention.qk_norm) {
+    Tensor qn = Tensor::empty(dtype_, {rows * hq, d}), kn = Tensor::empty(dtype_, {rows * hk, d});
+    rt_.run("rms_norm", "attn.q_norm", call({qn, q.reshape({rows * hq, d}), w.q_norm}, {a_.norm.eps}));
+    rt_.run("rms_norm", "attn.k_norm", call({kn, k.reshape({rows * hk, d}), w.k_norm}, {a_.norm.eps}));
+    q = qn.reshape({rows, hq * d});
+    k = kn.reshape({rows, hk * d});
+  }
+  const spec::LayerType type = a_.layer_type(w.index);
+  if (a_.position.kind == spec::PositionKind::kRope) {
+    rt_.run("rotary_embedding", "attn.rotary",
+            call({positions(seqs, q_len, q_start), q, k, rope_.at(type)},
+                 {static_cast<double>(d), a_.position.rope_style == spec::RopeStyle::kNeox ? 1.0 : 0.0}));
+  }
+  Tensor kc = k_cache_[static_cast<size_t>(local)].slice(0, seq_begin, seqs);
+  Tensor vc = v_cache_[static_cast<size_t>(local)].slice(0, seq_begin, seqs);
+  rt_.run("kv_cache_write", "attn.kv_cache_write",
+          call({k.reshape({rows, hk, d}), v.reshape({rows, hk, d}), kc, vc},
+               {static_cast<double>(q_len), static_cast<double>(q_start)}));
+  Tensor o = Tensor::empty(dtype_, {rows, hq, d});
+  const double window = type == spec::LayerType::kSliding ? static_cast<double>(*a_.attention.sliding_window) : 0.0;
+  rt_.run("attention", "attn.attention",
+          call({o, q.reshape({rows, hq, d}), kc, vc},
+               {a_.attention_scale(), static_cast<double>(q_len), static_cast<double>(q_start),
+                a_.attention.causal ? 1.0 : 0.0, window, a_.attention.logit_softcap.value_or(0.0)}));
+  Tensor out = linear(o.reshape({rows, hq * d}), w.o_w, pl_.tp_rank == 0 ? w.o_b : Tensor(), "attn.o_proj");
+  rt_.all_reduce(comms_.tp, out, "tp.attn_out");
+  return out;
+}
+
+Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
+  const int64_t rows = x.size(0);
+  Tensor up = linear(x, w.up_w, w.up_b, a_.mlp.gated ? "mlp.gate_up_proj" : "mlp.fc1");
+  Tensor act;
+  if (a_.mlp.gated) {
+    act = Tensor::empty(dtype_, {rows, up.size(1) / 2});
+    rt_.run(act_and_mul_op(a_.mlp.activation), "mlp.act", call({act, up}));
+  } else {
+    act = Tensor::empty(dtype_, up.shape());
+    rt_.run(act_op(a_.mlp.activation), "mlp.act", call({act, up}));
+  }
+  Tensor out = linear(act, w.down_w, pl_.tp_rank == 0 ? w.down_b : Tensor(), a_.mlp.gated ? "mlp.down_proj" : "mlp.fc2");
+  rt_.all_reduce(comms_.tp, out, "tp.mlp_out");
+  return out;
+}
+
+Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
+  const int64_t rows = x.size(0), k = a_.moe.experts_per_token;
+  Tensor logits = linear(x, w.router_w, Tensor(), "moe.router");
+  Tensor weights = Tensor::empty(DType::kF32, {rows, k});
+  Tensor ids = Tensor::empty(DType::kI32, {rows, k});
+  rt_.run("topk_softmax", "moe.topk", call({weights, ids, logits}, {a_.moe.renormalize ? 1.0 : 0.0}));
+  Tensor out = Tensor::empty(dtype_, x.shape());
+  rt_.run("fused_moe", "moe.experts", call({out, x, w.w13, w.w2, weights, ids}, {moe_activation_code(a_.mlp.activation)}));
+  if (w.shared_up_w.defined()) {
+    Tensor up = linear(x, w.shared_up_w, Tensor(), "moe.shared_gate_up_proj");
+    Tensor act = Tensor::empty(dtype_, {rows, up.size(1) / 2});
+    rt_.run(act_and_mul_op(a_.mlp.activation), "moe.shared_act", call({act, up}));
+    Tensor shared = linear(act, w.shared_down_w, Tensor(), "moe.shared_down_proj");
+    rt_.run("add", "moe.shared_add", call({out, out, shared}));
+  }
+  rt_.all_reduce(comms_.tp, out, "tp.moe_out");
+  return out;
+}
+
+void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs,
+                        int64_t q_len, int64_t q_start) {
+  rt_.set_layer(w.index);
+  auto feed = [&](const Tensor& x) {
+    return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x);
+  };
+  const auto placement = a_.norm.placement;
+  if (uses_residual_stream()) {
+    // vLLM's pattern: h holds the pending sublayer output, residual the stream.
+    if (!s.residual.defined()) {
+      s.residual = s.h;
+      s.h = norm(s.h, w.attn_norm_w, Tensor(), "attn.norm");
+    } else {
+      rt_.run("fused_add_rms_norm", "attn.norm", call({s.h, s.residual, w.attn_norm_w}, {a_.norm.eps}));
+    }
+    s.h = attention(w, local, s.h, seq_begin, seqs, q_len, q_start);
+    if (placement == NormPlacement::kSandwich) s.h = norm(s.h, w.post_attn_norm_w, Tensor(), "attn.post_norm");
+    rt_.run("fused_add_rms_norm", "mlp.norm", call({s.h, s.residual, w.mlp_norm_w}, {a_.norm.eps}));
+    s.h = feed(s.h);
+    if (placement == NormPlacement::kSandwich) s.h = norm(s.h, w.post_mlp_norm_w, Tensor(), "mlp.post_norm");
+  } else if (placement == NormPlacement::kPre) {  // LayerNorm, pre: x + f(LN(x))
+    Tensor a = attention(w, local, norm(s.h, w.attn_norm_w, w.attn_norm_b, "attn.norm"), seq_begin, seqs, q_len, q_start);
+    rt_.run("add", "attn.residual", call({s.h, s.h, a}));
+    Tensor m = feed(norm(s.h, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm"));
+    rt_.run("add", "mlp.residual", call({s.h, s.h, m}));
+  } else {  // post (BERT): x = N(x + f(x))
+    Tensor a = attention(w, local, s.h, seq_begin, seqs, q_len, q_start);
+    rt_.run("add", "attn.residual", call({a, a, s.h}));
+    s.h = norm(a, w.attn_norm_w, w.attn_norm_b, "attn.norm");
+    Tensor m = feed(s.h);
+    rt_.run("add", "mlp.residual", call({m, m, s.h}));
+    s.h = norm(m, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm");
+  }
+  if (hook_) hook_(w.index, seq_begin, fp32_sum(s.h, s.residual));
+  rt_.set_layer(-1);
+}
+
+Tensor Transformer::head(Stream& s, int64_t seqs, int64_t q_len) {
+  Tensor x = s.h;
+  if (weights_.final_norm_w.defined()) {
+    if (s.residual.defined()) {
+      rt_.run("fused_add_rms_norm", "final.norm", call({x, s.residual, weights_.final_norm_w}, {a_.norm.eps}));
+    } else {
+      x = norm(x, weights_.final_norm_w, weights_.final_norm_b, "final.norm");
+    }
+  } else if (s.residual.defined()) {
+    rt_.run("add", "final.residual", call({x, x, s.residual}));
+  }
+  if (a_.head.kind == spec::HeadKind::kNone) return x.to_dtype(DType::kF32);
+  // Logits of each sequence's last position only (vLLM prunes before the LM head).
+  Tensor last = Tensor::empty(dtype_, {seqs, a_.hidden_size});
+  const size_t row = static_cast<size_t>(a_.hidden_size) * dtype_size(dtype_);
+  for (int64_t i = 0; i < seqs; ++i)
+    std::memcpy(static_cast<char*>(last.data()) + static_cast<size_t>(i) * row,
+                static_cast<const char*>(x.data()) + static_cast<size_t>(i * q_len + q_len - 1) * row, row);
+  Tensor local = linear(last, weights_.lm_head, Tensor(), "lm_head");
+  const int64_t block = pl_.vocab_block(a_);
+  Tensor gathered = Tensor::empty(dtype_, {pl_.tp, seqs, block});
+  rt_.all_gather(comms_.tp, local, gathered, "tp.logits");
+  Tensor logits = Tensor::empty(dtype_, {seqs, a_.vocab_size});
+  const size_t es = dtype_size(dtype_);
+  for (int64_t i = 0; i < seqs; ++i)
+    for (int64_t r = 0; r < pl_.tp; ++r) {
+      const int64_t begin = r * block, n = std::min(block, a_.vocab_size - begin);
+      if (n <= 0) continue;
+      std::memcpy(static_cast<char*>(logits.data()) + static_cast<size_t>(i * a_.vocab_size + begin) * es,
+                  static_cast<const char*>(gathered.data()) + static_cast<size_t>((r * seqs + i) * block) * es,
+                  static_cast<size_t>(n) * es);
+    }
+  if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({logits}, {*a_.head.logit_softcap}));
+  return logits.to_dtype(DType::kF32);
+}
+
+void Transformer::send_stream(const Stream& s, int64_t mb) {
+  const int next = static_cast<int>(pl_.pp_rank + 1);
+  rt_.send(comms_.pp, s.h, next, static_cast<int>(2 * mb), "pp.send");
+  if (uses_residual_stream()) rt_.send(comms_.pp, s.residual, next, static_cast<int>(2 * mb + 1), "pp.send");
+}
+
+Transformer::Stream Transformer::recv_stream(int64_t mb, int64_t rows) {
+  const int prev = static_cast<int>(pl_.pp_rank - 1);
+  Stream s{Tensor::empty(dtype_, {rows, a_.hidden_size}), Tensor()};
+  rt_.recv(comms_.pp, s.h, prev, static_cast<int>(2 * mb), "pp.recv");
+  if (uses_residual_stream()) {
+    s.residual = Tensor::empty(dtype_, {rows, a_.hidden_size});
+    rt_.recv(comms_.pp, s.residual, prev, static_cast<int>(2 * mb + 1), "pp.recv");
+  }
+  return s;
+}
+
+Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
+  const int64_t batch = pl_.batch_size(w_), m = micro_batches();
+  if (q_start + q_len > max_positions_)
+    fail(ErrorKind::kInternal, "step beyond the cache: {} + {} > {}", q_start, q_len, max_positions_);
+  Tensor result;
+  const bool encoder = a_.head.kind == spec::HeadKind::kNone;
+  if (pl_.last_stage())
+    result = encoder ? Tensor::empty(DType::kF32, {batch * q_len, a_.hidden_size})
+                     : Tensor::empty(DType::kF32, {batch, a_.vocab_size});
+  int64_t seq_begin = 0;
+  for (int64_t mb = 0; mb < m; ++mb) {
+    const int64_t seqs = batch / m + (mb < batch % m ? 1 : 0);
+    Stream s = pl_.first_stage() ? embed(copy_rows(tokens, seq_begin, seqs), q_len, q_start)
+                                 : recv_stream(mb, seqs * q_len);
+    for (size_t i = 0; i < weights_.layers.size(); ++i)
+      layer(weights_.layers[i], static_cast<int64_t>(i), s, seq_begin, seqs, q_len, q_start);
+    if (pl_.last_stage()) {
+      Tensor out = head(s, seqs, q_len);
+      const int64_t row0 = encoder ? seq_begin * q_len : seq_begin;
+      std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * out.size(1)) * 4, out.data(),
+                  out.nbytes());
+    } else {
+      send_stream(s, mb);
+    }
+    seq_begin += seqs;
+  }
+  return result;
+}
+
+}  // namespace fk::runner

@@ -1,0 +1,91 @@
+// The transformer forward pass of one rank: its TP shard of its pipeline stage's
+// layers, for its DP replica's sequences, with a KV cache, every op and collective
+// going through the Runtime (so implementations can be swapped and everything is
+// timed).
+//
+// Tensor parallelism (Megatron): QKV and gate/up projections are column-parallel,
+// output and down projections row-parallel followed by an all-reduce over the TP
+// group (their bias added once, on TP rank 0); embeddings and the LM head are
+// vocab-parallel (all-reduce after the lookup; all-gather of the logit blocks).
+// Pipeline parallelism: each stage holds a contiguous layer range; a step splits the
+// replica's sequences into M = min(pp, batch) micro-batches that flow forward through
+// the stages (GPipe-style fill and drain, forward only): stage s works on micro-batch
+// m at tick s + m, receiving it from stage s - 1 and sending it to s + 1 with blocking
+// point-to-point calls, which yields that schedule without extra coordination.
+// The residual stream crosses stages as (hidden, residual) like vLLM's intermediate
+// tensors. docs/runner.md describes the layer forms (pre-norm, post-norm, sandwich).
+#pragma once
+
+#include "core/spec/architecture.h"
+#include "core/spec/workload.h"
+#include "runner/model/placement.h"
+#include "runner/model/weights.h"
+#include "runner/runtime.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fk::runner {
+
+struct ModelComms {
+  collectives::Communicator* tp = nullptr;  // this rank's TP group
+  collectives::Communicator* pp = nullptr;  // this rank's pipeline group (ordered by stage)
+};
+
+class Transformer {
+ public:
+  // Called after each local layer with the residual stream of one micro-batch
+  // ([rows, H], fp32; rows = sequences x q_len, in sequence order from `seq_begin`).
+  using LayerHook = std::function<void(int64_t layer, int64_t seq_begin, const Tensor& stream)>;
+
+  Transformer(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
+              ModelComms comms, const ModelWeights& weights, Runtime& runtime);
+
+  void set_layer_hook(LayerHook hook) { hook_ = std::move(hook); }
+  // Forgets every cached key/value (a new batch of sequences).
+  void reset();
+  // Runs positions [q_start, q_start + q_len) of this replica's sequences.
+  // `tokens` is [batch_size, q_len] int64 (read on the first stage only). Returns on the
+  // last stage: logits [batch_size, vocab] (fp32) of each sequence's last position, or
+  // for encoders (no LM head) the final hidden states [batch_size * q_len, H] (fp32);
+  // an undefined tensor on other stages.
+  Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start);
+
+  int64_t micro_batches() const;
+  bool uses_residual_stream() const;
+
+ private:
+  struct Stream {
+    Tensor h;
+    Tensor residual;  // defined once the fused residual path has started
+  };
+  Stream embed(const Tensor& tokens, int64_t q_len, int64_t q_start);
+  void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,
+             int64_t q_start);
+  Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                   int64_t q_len, int64_t q_start);
+  Tensor mlp(const LayerWeights& w, const Tensor& x);
+  Tensor moe(const LayerWeights& w, const Tensor& x);
+  Tensor head(Stream& s, int64_t seqs, int64_t q_len);
+  Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
+  Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
+  Tensor positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
+  void send_stream(const Stream& s, int64_t mb);
+  Stream recv_stream(int64_t mb, int64_t rows);
+
+  const spec::Architecture& a_;
+  const spec::Workload& w_;
+  Placement pl_;
+  ModelComms comms_;
+  const ModelWeights& weights_;
+  Runtime& rt_;
+  DType dtype_;
+  int64_t max_positions_;
+  std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
+  std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
+  LayerHook hook_;
+};
+
+}  // namespace fk::runner

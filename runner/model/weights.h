@@ -1,0 +1,51 @@
+// The weights one rank holds: its TP shard of every tensor of its pipeline stage.
+//
+// Values come from the counter-based RNG keyed by (seed, HF-style global tensor name),
+// drawn at each element's index in the *global* tensor, so every rank generates only
+// its shard and any layout sees the same model. Fused tensors (q/k/v, gate/up, the
+// experts' w13) are assembled from the global per-projection tensors. Initialisation
+// (docs/runner.md): linear weights U(-a, a) with a = sqrt(3 / fan_in) (unit variance
+// preserving), embeddings U(-sqrt(3), sqrt(3)), norm weights U(0.8, 1.2) (U(-0.2, 0.2)
+// with Gemma's (1 + w)), biases U(-0.1, 0.1).
+#pragma once
+
+#include "core/spec/architecture.h"
+#include "core/tensor.h"
+#include "runner/model/placement.h"
+
+#include <vector>
+
+namespace fk::runner {
+
+struct LayerWeights {
+  int64_t index = 0;            // global layer index
+  Tensor qkv_w, qkv_b;          // [(Hq_l + 2 Hk_l) D, H], bias or undefined
+  Tensor o_w, o_b;              // [H, Hq_l D]; bias (full) or undefined
+  Tensor q_norm, k_norm;        // [D] (QK-norm) or undefined
+  Tensor attn_norm_w, attn_norm_b;  // input norm (pre) / attention output norm (post)
+  Tensor mlp_norm_w, mlp_norm_b;    // pre-MLP norm (pre) / MLP output norm (post)
+  Tensor post_attn_norm_w, post_mlp_norm_w;  // sandwich norms
+  // Dense MLP: gate_up [2 I_l, H] when gated, else fc1 [I_l, H]; down [H, I_l].
+  Tensor up_w, up_b, down_w, down_b;
+  // MoE: router [E, H], experts w13 [E, 2 Im_l, H], w2 [E, H, Im_l]; shared experts as a
+  // dense gated MLP of width S * Is (shared_up_w [2 S Is_l, H], shared_down_w [H, S Is_l]).
+  Tensor router_w, w13, w2, shared_up_w, shared_down_w;
+};
+
+struct ModelWeights {
+  DType dtype = DType::kF32;
+  Tensor embed;                     // [Vb, H] this rank's vocab block (zero-padded), first stage or tied head
+  Tensor pos_embed, type_embed;     // learned positions [P, H], token types [T, H] (first stage)
+  Tensor embed_norm_w, embed_norm_b;
+  std::vector<LayerWeights> layers; // this stage's layers, in order
+  Tensor final_norm_w, final_norm_b;
+  Tensor lm_head;                   // [Vb, H] (the embedding block when tied)
+
+  // Generates the fp32 master weights of `placement`'s shard.
+  static ModelWeights generate(const spec::Architecture& a, const Placement& placement, uint64_t seed);
+  // A copy with every tensor rounded to `dtype`.
+  ModelWeights to_dtype(DType dtype) const;
+  int64_t parameter_count() const;
+};
+
+}  // namespace fk::runner

@@ -1,0 +1,301 @@
+#include "runner/model_stage.h"
+
+#include "core/error.h"
+#include "core/rng.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <tuple>
+
+namespace fk::runner {
+namespace {
+
+constexpr double kTraceBudgetBytes = 512.0 * (1 << 20);
+
+// Sums events of one step into op records and the compute/communication split.
+class StepSink final : public EventSink {
+ public:
+  void begin(const std::string& run, int64_t iteration, const std::string& step, int64_t rank) {
+    run_ = run;
+    iteration_ = iteration;
+    step_ = step;
+    rank_ = rank;
+    compute_ = comm_ = 0;
+    ops_.clear();
+  }
+  void on_event(const OpEvent& e) override {
+    (e.kind == EventKind::kComm ? comm_ : compute_) += e.seconds;
+    auto key = std::make_tuple(e.layer, e.op, e.role);
+    auto it = ops_.find(key);
+    if (it == ops_.end())
+      it = ops_.emplace(key, OpTiming{run_, iteration_, step_, rank_, e.layer, e.op, e.role,
+                                      e.kind == EventKind::kComm, 0, 0, 0})
+               .first;
+    ++it->second.calls;
+    it->second.seconds += e.seconds;
+    it->second.bytes += e.bytes;
+  }
+  void end(double total, ModelStageOutput& out) {
+    out.steps.push_back({run_, iteration_, step_, rank_, total, compute_, comm_});
+    for (auto& [k, v] : ops_) out.ops.push_back(v);
+  }
+
+ private:
+  std::string run_, step_;
+  int64_t iteration_ = 0, rank_ = 0;
+  double compute_ = 0, comm_ = 0;
+  std::map<std::tuple<int64_t, std::string, std::string>, OpTiming> ops_;
+};
+
+double sq_sum(const float* a, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * a[i];
+  return s;
+}
+
+double sq_diff(const float* a, const float* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    s += d * d;
+  }
+  return s;
+}
+
+std::vector<double> log_softmax(const float* x, int64_t n) {
+  double mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = std::max(mx, static_cast<double>(x[i]));
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - mx);
+  const double lse = mx + std::log(sum);
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = x[i] - lse;
+  return out;
+}
+
+int64_t argmax(const float* x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+double kl(const float* ref, const float* run, int64_t n) {
+  const auto p = log_softmax(ref, n), q = log_softmax(run, n);
+  double s = 0;
+  for (size_t i = 0; i < p.size(); ++i) s += std::exp(p[i]) * (p[i] - q[i]);
+  return std::max(0.0, s);
+}
+
+struct StepPlan {
+  std::string name;
+  int64_t q_len, q_start;
+};
+
+class ModelStage {
+ public:
+  explicit ModelStage(const ModelStageConfig& c) : c_(c), a_(c.arch), w_(c.workload), pl_(c.placement) {
+    const int64_t local_layers = pl_.layer_count(a_);
+    const double prefill_bytes = static_cast<double>(pl_.batch_size(w_) * w_.seq_len * a_.hidden_size) * 4.0 * 2.0 *
+                                 static_cast<double>(local_layers);
+    trace_all_rows_ = prefill_bytes <= kTraceBudgetBytes;
+    steps_.push_back({"prefill", w_.seq_len, 0});
+    for (int64_t j = 0; j < w_.decode_steps; ++j) steps_.push_back({fmt::format("decode.{}", j), 1, w_.seq_len + j});
+    if (!a_.attention.causal) steps_.resize(1);
+  }
+
+  ModelStageOutput run() {
+    out_.traced_rows_per_sequence = trace_all_rows_ ? w_.seq_len : 1;
+    const DType dtype = w_.dtype_for(a_);
+    const ModelWeights master = ModelWeights::generate(a_, pl_, c_.seed);
+    const ModelWeights lowp = dtype == DType::kF32 ? master : master.to_dtype(dtype);
+    const ImplSet base = ImplSet::baseline(c_.device);
+    prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
+    run_one("fp32", master, base, true);
+    run_one("baseline", lowp, base, false);
+    if (c_.selected) run_one("selected", lowp, *c_.selected, false);
+    if (pl_.last_stage() && !fp32_logits_.empty() && a_.head.kind == spec::HeadKind::kLm) {
+      const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
+      out_.fp32_logits = Tensor::empty(DType::kF32, {static_cast<int64_t>(steps_.size()), b, v});
+      for (size_t s = 0; s < steps_.size(); ++s)
+        std::memcpy(out_.fp32_logits.data_as<float>() + static_cast<int64_t>(s) * b * v, fp32_logits_[s].data(),
+                    fp32_logits_[s].nbytes());
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Rows of a micro-batch's stream kept for tracing: all, or each sequence's last.
+  Tensor traced(const Tensor& stream, int64_t q_len) const {
+    if (trace_all_rows_ || q_len == 1) return stream;
+    const int64_t seqs = stream.size(0) / q_len, h = stream.size(1);
+    Tensor t = Tensor::empty(DType::kF32, {seqs, h});
+    for (int64_t s = 0; s < seqs; ++s)
+      std::memcpy(t.data_as<float>() + s * h, stream.data_as<float>() + (s * q_len + q_len - 1) * h,
+                  static_cast<size_t>(h) * 4);
+    return t;
+  }
+
+  LayerError& layer_error(const std::string& run, const std::string& step, int64_t layer) {
+    auto key = std::make_tuple(run, step, layer);
+    auto it = errors_.find(key);
+    if (it == errors_.end()) it = errors_.emplace(key, LayerError{run, step, layer, 0, 0, 0, 0, 0}).first;
+    return it->second;
+  }
+
+  void compare_stream(const std::string& run, const std::string& step, int64_t layer, int64_t seq_begin,
+                      const Tensor& t) {
+    auto key = std::make_tuple(step, layer, seq_begin);
+    LayerError& e = layer_error(run, step, layer);
+    const Tensor& f = fp32_streams_.at(key);
+    e.err_vs_fp32 += sq_diff(t.data_as<float>(), f.data_as<float>(), t.numel());
+    e.ref_fp32 += sq_sum(f.data_as<float>(), f.numel());
+    e.rows += t.size(0);
+    if (run == "selected") {
+      const Tensor& b = base_streams_.at(key);
+      e.err_vs_baseline += sq_diff(t.data_as<float>(), b.data_as<float>(), t.numel());
+      e.ref_baseline += sq_sum(b.data_as<float>(), b.numel());
+    }
+  }
+
+  void run_one(const std::string& run, const ModelWeights& weights, const ImplSet& impls, bool is_fp32) {
+    Runtime rt(impls);
+    StepSink sink;
+    rt.set_sink(&sink);
+    InstanceRecorder recorder;
+    Transformer model(a_, w_, pl_, c_.comms, weights, rt);
+    const int64_t iterations = std::max<int64_t>(1, c_.iterations);
+    const bool measure_prefill = w_.phase == spec::Phase::kPrefill || steps_.size() == 1;
+    for (int64_t it = 0; it < iterations; ++it) {
+      model.reset();
+      std::string current_step;
+      int64_t current_qlen = 0;
+      if (it == 0) {
+        model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+          Tensor t = traced(stream, current_qlen);
+          auto key = std::make_tuple(current_step, layer, seq_begin);
+          if (is_fp32) {
+            fp32_streams_[key] = t;
+          } else {
+            compare_stream(run, current_step, layer, seq_begin, t);
+            if (run == "baseline") base_streams_[key] = t;
+          }
+        });
+      } else {
+        model.set_layer_hook(nullptr);
+      }
+      for (size_t s = 0; s < steps_.size(); ++s) {
+        const StepPlan& sp = steps_[s];
+        current_step = sp.name;
+        current_qlen = sp.q_len;
+        const bool record = it == 0 && !is_fp32 && run == "baseline" && c_.record_instances &&
+                            (measure_prefill ? s == 0 : s == 1);
+        rt.set_recorder(record ? &recorder : nullptr);
+        Tensor tokens = s == 0 ? prompt_ : decode_tokens(s - 1);
+        sink.begin(run, it, sp.name, c_.rank);
+        const auto t0 = std::chrono::steady_clock::now();
+        Tensor result = model.step(tokens, sp.q_len, sp.q_start);
+        sink.end(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), out_);
+        if (it == 0) after_step(run, s, result, is_fp32);
+        if (is_fp32 && it == 0 && s + 1 < steps_.size()) pass_tokens(s, result);
+      }
+      if (!recorder.instances().empty()) out_.instances = recorder.instances();
+    }
+    if (run != "fp32") {
+      for (auto& [k, e] : errors_)
+        if (std::get<0>(k) == run) out_.layers.push_back(e);
+    }
+  }
+
+  // Tokens fed at decode step j: the fp32 run's greedy choice after step j.
+  Tensor decode_tokens(size_t j) const {
+    if (!pl_.first_stage()) return Tensor::zeros(DType::kI64, {pl_.batch_size(w_), 1});
+    return forced_.at(j);
+  }
+
+  // fp32 run: the last stage picks the next tokens and hands them to the first stage.
+  void pass_tokens(size_t s, const Tensor& logits) {
+    const int64_t b = pl_.batch_size(w_);
+    Tensor next = Tensor::empty(DType::kI64, {b, 1});
+    if (pl_.last_stage()) {
+      for (int64_t i = 0; i < b; ++i)
+        next.data_as<int64_t>()[i] = argmax(logits.data_as<float>() + i * a_.vocab_size, a_.vocab_size);
+      greedy_.push_back(next);
+    }
+    if (pl_.pp > 1) {
+      Runtime rt(ImplSet::baseline(c_.device));
+      if (pl_.last_stage()) rt.send(c_.comms.pp, next, 0, static_cast<int>(100000 + s), "pp.tokens");
+      if (pl_.first_stage()) rt.recv(c_.comms.pp, next, static_cast<int>(pl_.pp - 1), static_cast<int>(100000 + s),
+                                     "pp.tokens");
+    }
+    if (pl_.first_stage()) forced_.push_back(next);
+  }
+
+  void after_step(const std::string& run, size_t s, const Tensor& result, bool is_fp32) {
+    if (!pl_.last_stage() || !result.defined()) return;
+    const std::string& step = steps_[s].name;
+    if (a_.head.kind == spec::HeadKind::kNone) {  // encoder: compare the final hidden states
+      const int64_t layer = a_.num_hidden_layers;
+      auto key = std::make_tuple(step, layer, int64_t{0});
+      if (is_fp32) {
+        fp32_streams_[key] = result.contiguous_copy();
+      } else {
+        compare_stream(run, step, layer, 0, result);
+        if (run == "baseline") base_streams_[key] = result.contiguous_copy();
+      }
+      return;
+    }
+    const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
+    if (is_fp32) {
+      fp32_logits_.push_back(result.contiguous_copy());
+      return;
+    }
+    if (run == "baseline") base_logits_.push_back(result.contiguous_copy());
+    LogitStats st{run, step, b, 0, 0, 0, 0};
+    const float* f = fp32_logits_.at(s).data_as<float>();
+    const float* bl = base_logits_.at(s).data_as<float>();
+    for (int64_t i = 0; i < b; ++i) {
+      const float* x = result.data_as<float>() + i * v;
+      const int64_t top = argmax(x, v);
+      st.top1_match_fp32 += top == argmax(f + i * v, v);
+      st.top1_match_baseline += top == argmax(bl + i * v, v);
+      st.kl_sum_fp32 += kl(f + i * v, x, v);
+      st.kl_sum_baseline += kl(bl + i * v, x, v);
+    }
+    out_.logits.push_back(st);
+  }
+
+  const ModelStageConfig& c_;
+  const spec::Architecture& a_;
+  const spec::Workload& w_;
+  Placement pl_;
+  bool trace_all_rows_ = true;
+  std::vector<StepPlan> steps_;
+  Tensor prompt_;
+  std::vector<Tensor> forced_, greedy_, fp32_logits_, base_logits_;
+  std::map<std::tuple<std::string, int64_t, int64_t>, Tensor> fp32_streams_, base_streams_;
+  std::map<std::tuple<std::string, std::string, int64_t>, LayerError> errors_;
+  ModelStageOutput out_;
+};
+
+}  // namespace
+
+Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed) {
+  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w);
+  const RngStream rng(seed, "inputs.prompt_ids");
+  Tensor t = Tensor::empty(DType::kI64, {b, w.seq_len});
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t i = 0; i < w.seq_len; ++i) {
+      const auto r = rng.raw(static_cast<uint64_t>((b0 + s) * w.seq_len + i));
+      t.data_as<int64_t>()[s * w.seq_len + i] =
+          static_cast<int64_t>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(a.vocab_size));
+    }
+  return t;
+}
+
+ModelStageOutput model_stage_run(const ModelStageConfig& config) { return ModelStage(config).run(); }
+
+}  // namespace fk::runner

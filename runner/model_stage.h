@@ -1,0 +1,63 @@
+// The model stage of a job on one rank: the whole layer stack runs prefill and then
+// every decode step, three ways —
+//   fp32:      baseline implementations, fp32 weights (the numerical reference);
+//   baseline:  baseline implementations in the workload dtype (what production runs);
+//   selected:  the candidate set's implementations in the workload dtype (only when
+//              the set replaces some op; otherwise it would repeat the baseline).
+// Decode steps are teacher-forced with the fp32 run's greedy tokens, so every run
+// sees the same inputs and per-step logits compare like for like. Recorded: per-layer
+// relative L2 error of the residual stream against the fp32 and baseline runs, top-1
+// agreement and KL divergence of the logits, and the time of every op, layer and step
+// split into compute and communication, for `iterations` repetitions (iteration 0
+// also provides the precision trace).
+#pragma once
+
+#include "core/spec/architecture.h"
+#include "core/spec/workload.h"
+#include "runner/model/transformer.h"
+#include "runner/runtime.h"
+#include "results/records.h"
+
+#include <optional>
+#include <vector>
+
+namespace fk::runner {
+
+using results::KernelInstanceResult;
+using results::LayerError;
+using results::LogitStats;
+using results::OpTiming;
+using results::StepTiming;
+
+struct ModelStageConfig {
+  spec::Architecture arch;
+  spec::Workload workload;
+  Placement placement;
+  ModelComms comms;
+  uint64_t seed = 0;
+  int64_t iterations = 1;
+  int64_t rank = 0;                // rank within the job group (for records)
+  DeviceKind device = DeviceKind::kCpu;
+  std::optional<ImplSet> selected; // the candidate set's implementations, if it replaces any op
+  bool record_instances = true;    // collect the op instances for the kernel stage
+  bool run_fp32 = true;
+};
+
+struct ModelStageOutput {
+  std::vector<StepTiming> steps;
+  std::vector<OpTiming> ops;
+  std::vector<LayerError> layers;
+  std::vector<LogitStats> logits;
+  std::vector<InstanceRecord> instances;  // from the baseline run's measured step
+  Tensor fp32_logits;                     // last stage: [steps, batch_size, vocab] of the fp32 run
+  int64_t traced_rows_per_sequence = 0;   // prefill rows traced per sequence (all, or the last)
+};
+
+// Runs the model stage; collective: every rank of the job group calls it.
+ModelStageOutput model_stage_run(const ModelStageConfig& config);
+
+// The prompt token ids of this replica's sequences ([batch_size, seq_len] int64), drawn
+// from the seed so that every layout sees the same prompts.
+Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed);
+
+}  // namespace fk::runner

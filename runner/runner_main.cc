@@ -1,0 +1,282 @@
+// fk-runner: the MPI program that runs jobs. Launched by mpirun or srun.
+//
+//   fk-runner --jobs jobs.json --results DIR [--only ID,...] [--force]
+//   fk-runner --collectives [--min-bytes 8] [--max-bytes 64M] [--dtype fp32] ...
+//
+// The world is split into job groups of tp*pp*dp ranks (jobs are taken in order of
+// their size; consecutive world ranks form a group, so a TP group stays on a node when
+// ranks are placed by node); groups take the jobs of that size in turn (group g runs
+// jobs g, g + G, ...). Each finished job is on disk (its HDF5 file renamed into place)
+// before the group starts the next; a job whose file exists is skipped unless --force.
+//
+// Exit status: 0 success; 2 bad input (arguments, job file, a job that needs more
+// ranks than were launched); 3 a job failed at run time (every rank is stopped with
+// MPI_Abort after the failing rank printed why); 5 the results folder is unusable.
+#include "collectives/bandwidth_probe.h"
+#include "collectives/mpi_communicator.h"
+#include "collectives/probe_format.h"
+#include "core/error.h"
+#include "core/spec/job.h"
+#include "kernels/blas_info.h"
+#include "kernels/op.h"
+#include "runner/job_runner.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitJobFailed = 3;
+constexpr int kExitResults = 5;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Every rank checked the same input; agree on the outcome so that all exit together.
+// Returns the highest status; the lowest failing rank prints its message.
+int agree(int status, const std::string& message) {
+  int worst = 0;
+  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (worst == 0) return 0;
+  int mine = status != 0 ? world_rank() : world_size();
+  int first = 0;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == world_rank()) fmt::print(stderr, "fk-runner: error: {}\n", message);
+  return worst;
+}
+
+[[noreturn]] void abort_all(const std::string& where, const std::string& message, int code) {
+  fmt::print(stderr, "fk-runner: rank {}: {}: {}\n", world_rank(), where, message);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+std::string mpi_library_version() {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int n = 0;
+  MPI_Get_library_version(v, &n);
+  (void)n;
+  const std::string s(v);  // NUL-terminated; n may count the terminator
+  return s.substr(0, s.find('\n'));
+}
+
+int local_ranks() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+struct Options {
+  std::string jobs, results;
+  std::vector<std::string> only;
+  bool force = false;
+  bool collectives = false;
+  std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32";
+  int64_t warmup = 5, iterations = 20;
+  std::string flush = "16M";
+  int64_t threads = 0;
+};
+
+std::optional<size_t> parse_size(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  size_t mult = 1, end = s.size();
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  if (last == 'K' || last == 'M' || last == 'G') {
+    mult = last == 'K' ? 1024 : last == 'M' ? (1u << 20) : (size_t{1} << 30);
+    --end;
+  }
+  size_t v = 0;
+  for (size_t i = 0; i < end; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    v = v * 10 + static_cast<size_t>(s[i] - '0');
+  }
+  return end == 0 ? std::nullopt : std::optional<size_t>(v * mult);
+}
+
+int run_collectives(const Options& o) {
+  std::string problem;
+  auto lo = parse_size(o.min_bytes), hi = parse_size(o.max_bytes);
+  auto dt = fk::dtype_parse(o.dtype);
+  if (!lo || !hi || *lo > *hi) problem = fmt::format("--min-bytes {} / --max-bytes {}: expected sizes like 8, 64K, 16M with min <= max", o.min_bytes, o.max_bytes);
+  else if (!dt) problem = fmt::format("--dtype {}: expected fp32, fp16 or bf16", o.dtype);
+  if (int s = agree(problem.empty() ? 0 : kExitBadInput, problem); s != 0) return s;
+  auto world = fk::collectives::mpi_world();
+  fk::collectives::ProbeOptions po;
+  po.min_bytes = *lo;
+  po.max_bytes = *hi;
+  po.dtype = *dt;
+  po.warmup_iters = static_cast<int>(o.warmup);
+  po.iters = static_cast<int>(o.iterations);
+  const auto rows = fk::collectives::probe_run(*world, po);
+  if (world->rank() == 0) {
+    fmt::print("# fk-runner --collectives: {} ranks, backend {}, {}\n", world->size(), world->backend(), mpi_library_version());
+    fmt::print("{}", fk::collectives::probe_format_table(rows));
+  }
+  return 0;
+}
+
+int run_jobs(const Options& o) {
+  // Read and check the job file on every rank; agree before any collective.
+  fk::spec::JobFile file;
+  std::string problem;
+  int status = 0;
+  try {
+    if (o.jobs.empty()) throw fk::Error(fk::ErrorKind::kInvalidArgument, "--jobs is required (a job file from fk plan --emit)");
+    if (o.results.empty()) throw fk::Error(fk::ErrorKind::kInvalidArgument, "--results is required (the folder for job files)");
+    file = fk::spec::job_file_read(o.jobs);
+    for (const auto& id : o.only)
+      if (std::none_of(file.jobs.begin(), file.jobs.end(), [&](const fk::spec::Job& j) { return j.id == id; }))
+        throw fk::Error(fk::ErrorKind::kInvalidArgument, fmt::format("--only {}: no such job in {}", id, o.jobs));
+    if (!o.only.empty())
+      std::erase_if(file.jobs, [&](const fk::spec::Job& j) {
+        return std::find(o.only.begin(), o.only.end(), j.id) == o.only.end();
+      });
+    const int world = world_size();
+    for (const auto& j : file.jobs) {
+      if (j.layout.ranks() > world)
+        throw fk::Error(fk::ErrorKind::kInvalidArgument,
+                        fmt::format("{}: job {} ({} {} {}) needs {} ranks ({}), but fk-runner was started with {}; "
+                                    "launch with mpirun -np {} or more",
+                                    o.jobs, j.id, j.arch.name, j.layout.name(), j.workload.name, j.layout.ranks(),
+                                    j.layout.name(), world, j.layout.ranks()));
+      const auto misfit = fk::spec::layout_misfits(j.arch, j.workload, j.layout);
+      if (!misfit.empty())
+        throw fk::Error(fk::ErrorKind::kInvalidArgument,
+                        fmt::format("{}: job {}: layout {} does not fit: {}", o.jobs, j.id, j.layout.name(), misfit[0]));
+      if (j.backend != fk::spec::Backend::kCpu)
+        throw fk::Error(fk::ErrorKind::kUnsupported,
+                        fmt::format("{}: job {} asks for the {} backend; this fk-runner runs the cpu backend", o.jobs,
+                                    j.id, fk::spec::backend_name(j.backend)));
+    }
+  } catch (const fk::Error& e) {
+    problem = e.what();
+    status = kExitBadInput;
+  }
+  if (int s = agree(status, problem); s != 0) return s;
+
+  std::error_code ec;
+  if (world_rank() == 0) std::filesystem::create_directories(o.results, ec);
+  problem = ec ? fmt::format("--results {}: cannot create: {}", o.results, ec.message()) : "";
+  if (int s = agree(problem.empty() ? 0 : kExitResults, problem); s != 0) return s;
+
+  fk::runner::RunnerOptions ro;
+  ro.results_dir = o.results;
+  ro.campaign = file.campaign;
+  ro.flush_bytes = *parse_size(o.flush);
+  ro.mpi_library = mpi_library_version();
+  ro.threads_per_rank = omp_get_max_threads();
+
+  std::vector<const fk::spec::Job*> selected;
+  for (const auto& j : file.jobs) selected.push_back(&j);
+  // Job sizes in order of first appearance.
+  std::vector<int64_t> sizes;
+  for (const auto* j : selected)
+    if (std::find(sizes.begin(), sizes.end(), j->layout.ranks()) == sizes.end()) sizes.push_back(j->layout.ranks());
+
+  const int rank = world_rank(), world = world_size();
+  size_t done = 0;
+  for (int64_t size : sizes) {
+    std::vector<const fk::spec::Job*> jobs;
+    for (const auto* j : selected)
+      if (j->layout.ranks() == size) jobs.push_back(j);
+    const int groups = world / static_cast<int>(size);
+    const int my_group = rank / static_cast<int>(size) < groups ? rank / static_cast<int>(size) : -1;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, my_group < 0 ? MPI_UNDEFINED : my_group, rank, &comm);
+    if (comm != MPI_COMM_NULL) {
+      auto group = fk::collectives::mpi_wrap(comm);
+      for (size_t i = static_cast<size_t>(my_group); i < jobs.size(); i += static_cast<size_t>(groups)) {
+        const auto& job = *jobs[i];
+        const std::string path = fk::runner::job_result_path(o.results, job.id);
+        if (!o.force && std::filesystem::exists(path)) {
+          if (group->rank() == 0) fmt::print("fk-runner: job {} already done ({}), skipped\n", job.id, path);
+          continue;
+        }
+        try {
+          const double secs = fk::runner::job_run(job, *group, ro);
+          if (group->rank() == 0)
+            fmt::print("fk-runner: job {} {} ({}) {} {}: done in {:.2f} s -> {}\n", job.id, job.arch.name,
+                       job.arch.preset, job.layout.name(), job.workload.name, secs, path);
+        } catch (const std::exception& e) {
+          abort_all(fmt::format("job {} ({} {} {})", job.id, job.arch.name, job.layout.name(), job.workload.name),
+                    e.what(), kExitJobFailed);
+        }
+        std::fflush(stdout);
+      }
+      group.reset();
+      MPI_Comm_free(&comm);
+    }
+    done += jobs.size();
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  Options o;
+  CLI::App app{"fk-runner: runs FastKernels jobs under mpirun/srun", "fk-runner"};
+  app.add_option("--jobs", o.jobs, "Job file (fk plan --emit)");
+  app.add_option("--results", o.results, "Folder for the per-job HDF5 files");
+  app.add_option("--only", o.only, "Run only these job ids")->delimiter(',');
+  app.add_flag("--force", o.force, "Rerun jobs whose result file exists");
+  app.add_option("--flush-bytes", o.flush, "Cache-flush buffer of the kernel stage (e.g. 16M)");
+  app.add_option("--threads", o.threads, "Threads per rank (default: cores / ranks on the node)");
+  app.add_flag("--collectives", o.collectives, "Run the collectives bandwidth probe instead of jobs");
+  app.add_option("--min-bytes", o.min_bytes, "Probe: smallest message (e.g. 8, 1K)");
+  app.add_option("--max-bytes", o.max_bytes, "Probe: largest message (e.g. 64M)");
+  app.add_option("--dtype", o.dtype, "Probe: element type (fp32, fp16, bf16)");
+  app.add_option("--warmup", o.warmup, "Probe: warm-up iterations per size");
+  app.add_option("--iters", o.iterations, "Probe: timed iterations per size");
+  int status = 0;
+  std::string problem;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    if (world_rank() == 0) app.exit(e);
+    MPI_Finalize();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    problem = e.what();
+    status = kExitBadInput;
+  }
+  if ((status = agree(status, problem)) != 0) {
+    MPI_Finalize();
+    return status;
+  }
+  const int threads = o.threads > 0 ? static_cast<int>(o.threads)
+                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks());
+  omp_set_num_threads(threads);
+  fk::kernels::blas_set_threads(threads);
+  try {
+    status = o.collectives ? run_collectives(o) : run_jobs(o);
+  } catch (const std::exception& e) {
+    abort_all("fk-runner", e.what(), kExitJobFailed);
+  }
+  MPI_Finalize();
+  return status;
+}

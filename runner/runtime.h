@@ -1,0 +1,101 @@
+// Runtime: the one door through which model code runs ops and collectives.
+//
+// It picks each op's implementation from an ImplSet (baseline or a candidate per op),
+// checks every call against the op's shape rules, times it (steady clock on the CPU
+// backend), reports it to an EventSink (the model stage's trace) and to an
+// InstanceRecorder (the op instances the kernel stage replays). Collectives go
+// through it too and are timed as communication. No synchronisation is hidden here:
+// on the CPU backend every call has finished when it returns.
+#pragma once
+
+#include "collectives/communicator.h"
+#include "kernels/op.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fk::runner {
+
+class ImplSet {
+ public:
+  // The baseline implementation ("cpu" or "cuda") of every registered op.
+  static ImplSet baseline(DeviceKind device);
+  void set(const std::string& op, const kernels::OpImpl* impl);
+  const kernels::OpImpl& get(const std::string& op) const;
+  // Ops whose implementation differs from the baseline, "op=impl" joined by ", ".
+  std::string overrides() const;
+  bool has_overrides() const;
+
+ private:
+  std::map<std::string, const kernels::OpImpl*> impls_;
+  std::map<std::string, std::string> baseline_names_;
+};
+
+enum class EventKind { kCompute, kComm };
+
+struct OpEvent {
+  std::string op;    // registry name, or the collective ("all_reduce")
+  std::string role;  // place in the model: "attn.qkv_proj", "mlp.down_proj", "tp.attn_out"
+  int64_t layer = -1;
+  EventKind kind = EventKind::kCompute;
+  double seconds = 0;
+  double bytes = 0;  // payload of a collective
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_event(const OpEvent& event) = 0;
+};
+
+struct InstanceRecord {
+  std::string op;
+  std::string role;
+  kernels::OpShape shape;
+  DType dtype = DType::kF32;  // dtype of the first float argument
+  int64_t calls = 0;          // how often the model made this call in the recorded step
+  std::vector<int64_t> layers;
+};
+
+// Collects distinct (op, role, shape, dtype) calls.
+class InstanceRecorder {
+ public:
+  void record(const std::string& op, const std::string& role, int64_t layer, const kernels::OpCall& call);
+  const std::vector<InstanceRecord>& instances() const { return instances_; }
+
+ private:
+  std::vector<InstanceRecord> instances_;
+  std::map<std::string, size_t> index_;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(ImplSet impls);
+
+  void set_sink(EventSink* sink) { sink_ = sink; }
+  void set_recorder(InstanceRecorder* recorder) { recorder_ = recorder; }
+  void set_layer(int64_t layer) { layer_ = layer; }
+  const ImplSet& impls() const { return impls_; }
+
+  // Checks and runs `op` on `call`; throws fk::Error naming op, role and problem.
+  void run(const std::string& op, const std::string& role, const kernels::OpCall& call);
+
+  // Collectives on `comm` (nullptr or a single rank: nothing to do, nothing timed).
+  void all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role);
+  // Gathers `t` from every rank into `out` (size() x t.numel() elements, rank blocks).
+  void all_gather(collectives::Communicator* comm, const Tensor& t, const Tensor& out, const std::string& role);
+  void send(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role);
+  void recv(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role);
+  void broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role);
+
+ private:
+  void emit(const std::string& op, const std::string& role, EventKind kind, double seconds, double bytes);
+
+  ImplSet impls_;
+  EventSink* sink_ = nullptr;
+  InstanceRecorder* recorder_ = nullptr;
+  int64_t layer_ = -1;
+};
+
+}  // namespace fk::runner

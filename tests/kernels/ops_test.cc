@@ -1,0 +1,163 @@
+// Every op x every shape below x fp32/fp16/bf16: the CPU baseline against the fp64
+// reference, within the op's tolerance (FastKernels' rule: 99% of elements inside
+// atol + rtol |ref|), with odd sizes and head_dim 64/80/128/256.
+#include "core/error.h"
+#include "core/hash.h"
+#include "kernels/compare.h"
+#include "kernels/op.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <cstring>
+#include <set>
+
+namespace fk::kernels {
+namespace {
+
+struct Case {
+  std::string op;
+  OpShape shape;
+  std::string label;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  auto add = [&](std::string op, std::map<std::string, int64_t> dims, std::vector<double> params) {
+    std::string label = op;
+    for (const auto& [k, v] : dims) label += fmt::format("_{}{}", k, v);
+    for (double p : params) label += fmt::format("_p{}", static_cast<int64_t>(p * 1000));
+    c.push_back({op, OpShape{std::move(dims), std::move(params)}, label});
+  };
+  for (int64_t t : {1, 7, 33})
+    for (int64_t h : {64, 4095, 4096}) {
+      add("rms_norm", {{"tokens", t}, {"hidden", h}}, {1e-6});
+      add("fused_add_rms_norm", {{"tokens", t}, {"hidden", h}}, {1e-5});
+    }
+  for (int64_t h : {768, 1023}) add("layer_norm", {{"tokens", 5}, {"hidden", h}}, {1e-5});
+  for (int64_t hs : {64, 80, 128, 256})
+    for (int neox : {1, 0})
+      add("rotary_embedding", {{"tokens", 17}, {"q_heads", 4}, {"kv_heads", 2}, {"max_positions", 64}, {"rot_dim", hs}},
+          {static_cast<double>(hs), static_cast<double>(neox)});
+  add("rotary_embedding", {{"tokens", 3}, {"q_heads", 2}, {"kv_heads", 1}, {"max_positions", 64}, {"rot_dim", 32}},
+      {128, 1});  // partial rotary
+  add("linear", {{"tokens", 1}, {"in", 64}, {"out", 96}, {"bias", 0}}, {});
+  add("linear", {{"tokens", 7}, {"in", 129}, {"out", 33}, {"bias", 1}}, {});
+  add("linear", {{"tokens", 33}, {"in", 256}, {"out", 512}, {"bias", 1}}, {});
+  for (const char* op : {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "gelu", "gelu_new", "relu", "silu"})
+    for (int64_t d : {1, 63, 1024}) add(op, {{"tokens", 5}, {"d", d}}, {});
+  for (int64_t hd : {64, 80, 128, 256}) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    // prefill (causal), decode, sliding window, soft-cap, bidirectional; GQA/MQA/MHA.
+    add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", hd}, {"cache_len", 9}},
+        {scale, 9, 0, 1, 0, 0});
+    add("attention", {{"batch", 3}, {"q_heads", 4}, {"kv_heads", 1}, {"head_dim", hd}, {"cache_len", 32}},
+        {scale, 1, 20, 1, 0, 0});
+  }
+  add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 24}},
+      {0.125, 11, 5, 1, 4, 0});
+  add("attention", {{"batch", 2}, {"q_heads", 2}, {"kv_heads", 1}, {"head_dim", 128}, {"cache_len", 16}},
+      {1.0 / 16, 16, 0, 1, 0, 50});
+  add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 13}},
+      {0.125, 13, 0, 0, 0, 0});
+  add("kv_cache_write", {{"batch", 2}, {"kv_heads", 2}, {"head_dim", 64}, {"cache_len", 16}}, {3, 5});
+  add("topk_softmax", {{"tokens", 9}, {"experts", 8}, {"k", 2}}, {1});
+  add("topk_softmax", {{"tokens", 5}, {"experts", 128}, {"k", 8}}, {0});
+  add("fused_moe", {{"tokens", 7}, {"hidden", 64}, {"experts", 4}, {"inter", 48}, {"k", 2}}, {0});
+  add("fused_moe", {{"tokens", 5}, {"hidden", 33}, {"experts", 8}, {"inter", 20}, {"k", 3}}, {1});
+  add("add", {{"elements", 1001}}, {});
+  add("scale", {{"elements", 517}}, {8.0});
+  add("softcap", {{"elements", 517}}, {30.0});
+  add("argmax", {{"tokens", 4}, {"vocab", 509}}, {});
+  add("embedding", {{"tokens", 9}, {"hidden", 64}, {"rows", 100}}, {100, 300});
+  return c;
+}
+
+class OpsVsReference : public ::testing::TestWithParam<std::tuple<Case, DType>> {
+ protected:
+  static void SetUpTestSuite() { register_builtin_ops(); }
+};
+
+TEST_P(OpsVsReference, BaselineMatchesFp64Reference) {
+  const auto& [c, dtype] = GetParam();
+  const OpDef& def = OpRegistry::global().def(c.op);
+  const OpImpl& impl = OpRegistry::global().impl(c.op, "cpu");
+  const RngStream rng(1234, c.label);
+  OpCall call = def.make(c.shape, dtype, rng);
+  ASSERT_EQ(def.check(call), "") << c.label;
+  const auto ref = run_reference(def, call);
+  impl.run(call);
+  ASSERT_FALSE(ref.empty());
+  for (const auto& [index, expected] : ref) {
+    const Comparison cmp = compare(call.args[index], expected, def.tolerance_for(dtype));
+    EXPECT_TRUE(cmp.passed) << c.label << " " << dtype_name(dtype) << " arg " << def.args[index].name
+                            << ": matched " << cmp.matched_fraction << " rel_l2 " << cmp.rel_l2 << " max_abs "
+                            << cmp.max_abs << " nan " << cmp.nan;
+    // The relative L2 error stays near the element type's precision.
+    const double bound = dtype == DType::kF32 ? 1e-5 : dtype == DType::kF16 ? 2e-3 : 1.6e-2;
+    if (def.args[index].float_typed) {
+      EXPECT_LT(cmp.rel_l2, bound) << c.label << " " << dtype_name(dtype);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpsVsReference,
+                         ::testing::Combine(::testing::ValuesIn(cases()),
+                                            ::testing::Values(DType::kF32, DType::kF16, DType::kBF16)),
+                         [](const ::testing::TestParamInfo<std::tuple<Case, DType>>& param_info) {
+                           return std::get<0>(param_info.param).label + "_" +
+                                  std::string(dtype_name(std::get<1>(param_info.param)));
+                         });
+
+TEST(OpsCoverage, EveryRegisteredOpIsTested) {
+  register_builtin_ops();
+  std::set<std::string> tested;
+  for (const auto& c : cases()) tested.insert(c.op);
+  for (const auto& name : OpRegistry::global().op_names()) EXPECT_TRUE(tested.count(name)) << name << " has no test case";
+}
+
+TEST(OpsChecks, RejectBadShapes) {
+  register_builtin_ops();
+  const RngStream rng(1, "bad");
+  const OpDef& rms = OpRegistry::global().def("rms_norm");
+  OpCall call = rms.make(OpShape{{{"tokens", 3}, {"hidden", 8}}, {1e-6}}, DType::kF32, rng);
+  call.args[2] = Tensor::zeros(DType::kF32, {7});
+  EXPECT_NE(rms.check(call).find("hidden size"), std::string::npos) << rms.check(call);
+  call.args[2] = Tensor::zeros(DType::kBF16, {8});
+  EXPECT_NE(rms.check(call).find("bf16"), std::string::npos);
+  const OpDef& lin = OpRegistry::global().def("linear");
+  OpCall l = lin.make(OpShape{{{"tokens", 2}, {"in", 4}, {"out", 3}, {"bias", 0}}, {}}, DType::kF32, rng);
+  l.args[2] = Tensor::zeros(DType::kF32, {3, 5});
+  EXPECT_NE(lin.check(l).find("in_features"), std::string::npos) << lin.check(l);
+  const OpDef& att = OpRegistry::global().def("attention");
+  OpCall a = att.make(OpShape{{{"batch", 1}, {"q_heads", 2}, {"kv_heads", 1}, {"head_dim", 8}, {"cache_len", 4}},
+                              {0.3, 4, 0, 1, 0, 0}},
+                      DType::kF32, rng);
+  a.params[2] = 2;  // q_start + q_len > cache
+  EXPECT_NE(att.check(a).find("exceeds the cache length"), std::string::npos);
+  EXPECT_THROW(OpRegistry::global().def("rms_nrom"), Error);
+  try {
+    OpRegistry::global().def("rms_nrom");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'rms_norm'"), std::string::npos);
+  }
+}
+
+// A wrong result is caught: the comparison is not vacuous.
+TEST(OpsCompare, DetectsWrongOutputs) {
+  register_builtin_ops();
+  const OpDef& def = OpRegistry::global().def("silu_and_mul");
+  OpCall call = def.make(OpShape{{{"tokens", 4}, {"d", 64}}, {}}, DType::kBF16, RngStream(3, "x"));
+  const auto ref = run_reference(def, call);
+  OpRegistry::global().impl("silu_and_mul", "cpu").run(call);
+  Tensor out = call.args[0];
+  EXPECT_TRUE(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).passed);
+  std::memset(out.data(), 0, out.nbytes());
+  EXPECT_FALSE(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).passed);
+  out.data_as<uint16_t>()[0] = 0x7fc0;  // NaN
+  EXPECT_EQ(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).nan, 1);
+}
+
+}  // namespace
+}  // namespace fk::kernels
