@@ -8,6 +8,8 @@
 #include "runner/model_stage.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -69,13 +71,60 @@ std::vector<std::uint8_t> recv_bytes(collectives::Communicator& g, int from) {
   return bytes;
 }
 
+// Test seam: FK_RUNNER_FAULT=job:<group rank> makes that rank fail as a job starts,
+// while the other ranks go on into the job's first collectives.
+void inject_fault(int group_rank) {
+  const char* spec = std::getenv("FK_RUNNER_FAULT");
+  if (spec == nullptr) return;
+  const std::string s(spec);
+  if (s.rfind("job:", 0) == 0 && std::atoi(s.c_str() + 4) == group_rank)
+    fail(ErrorKind::kRuntime, "injected fault (FK_RUNNER_FAULT={})", s);
+}
+
 }  // namespace
 
 std::string job_result_path(const std::string& results_dir, const std::string& job_id) {
   return (std::filesystem::path(results_dir) / (job_id + ".h5")).string();
 }
 
-double job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options) {
+std::string JobSummary::line() const {
+  return fmt::format("{:.2f} s; kernels {}/{} passed; last-layer rel err {:.1e}; top-1 {:.0f}%", wall_s,
+                     kernels_passed, kernels, final_rel_err, 100.0 * top1);
+}
+
+namespace {
+
+JobSummary summarize(const results::JobResult& r) {
+  JobSummary s;
+  s.wall_s = r.meta.wall_s;
+  for (const auto& k : r.kernels) {
+    if (k.rank != 0) continue;  // one rank's view of each instance
+    ++s.kernels;
+    s.kernels_passed += k.passed;
+  }
+  double err = 0, ref = 0;
+  int64_t last = -1;
+  for (const auto& e : r.layers)
+    if (e.run == "baseline" && e.step == "prefill") last = std::max(last, e.layer);
+  for (const auto& e : r.layers)
+    if (e.run == "baseline" && e.step == "prefill" && e.layer == last) {
+      err += e.err_vs_fp32;
+      ref += e.ref_fp32;
+    }
+  s.final_rel_err = ref > 0 ? std::sqrt(err / ref) : 0;
+  int64_t match = 0, seqs = 0;
+  for (const auto& l : r.logits)
+    if (l.run == "baseline") {
+      match += l.top1_match_fp32;
+      seqs += l.sequences;
+    }
+  s.top1 = seqs > 0 ? static_cast<double>(match) / static_cast<double>(seqs) : 1.0;
+  return s;
+}
+
+}  // namespace
+
+JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string started = now_iso();
   if (group.size() != job.layout.ranks())
@@ -84,6 +133,7 @@ double job_run(const spec::Job& job, collectives::Communicator& group, const Run
     fail(ErrorKind::kUnsupported,
          "job {}: candidate set '{}' replaces ops, but this fk-runner has no candidate loader yet", job.id,
          job.candidates.name);
+  inject_fault(group.rank());
   const collectives::Grid grid(job.layout, group.rank());
   collectives::GroupComms comms = collectives::grid_split(group, grid);
   Placement pl;
@@ -140,7 +190,7 @@ double job_run(const spec::Job& job, collectives::Communicator& group, const Run
     if (logits_sender)
       group.send(model.fp32_logits.data(), static_cast<size_t>(model.fp32_logits.numel()), DType::kF32, 0, 3);
     group.barrier();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return JobSummary{};
   }
 
   results::JobResult r;
@@ -191,7 +241,7 @@ double job_run(const spec::Job& job, collectives::Communicator& group, const Run
   r.meta.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   results::job_result_write(job_result_path(options.results_dir, job.id), r);
   group.barrier();
-  return r.meta.wall_s;
+  return summarize(r);
 }
 
 }  // namespace fk::runner

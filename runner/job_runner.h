@@ -22,7 +22,17 @@ struct RunnerOptions {
 // Path of a job's result file in `results_dir`.
 std::string job_result_path(const std::string& results_dir, const std::string& job_id);
 
-// Runs `job` on `group` (whose size must equal the job's ranks). Returns the wall time.
-double job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options);
+// What the leader reports about a finished job (one line in fk-runner's output).
+struct JobSummary {
+  double wall_s = 0;
+  int64_t kernels = 0, kernels_passed = 0;
+  double final_rel_err = 0;  // baseline vs fp32, last layer, prefill
+  double top1 = 1;           // baseline vs fp32 greedy tokens, all steps
+  std::string line() const;
+};
+
+// Runs `job` on `group` (whose size must equal the job's ranks). The summary is
+// filled on the group leader only.
+JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options);
 
 }  // namespace fk::runner

@@ -214,10 +214,10 @@ int run_jobs(const Options& o) {
           continue;
         }
         try {
-          const double secs = fk::runner::job_run(job, *group, ro);
+          const fk::runner::JobSummary summary = fk::runner::job_run(job, *group, ro);
           if (group->rank() == 0)
-            fmt::print("fk-runner: job {} {} ({}) {} {}: done in {:.2f} s -> {}\n", job.id, job.arch.name,
-                       job.arch.preset, job.layout.name(), job.workload.name, secs, path);
+            fmt::print("fk-runner: job {} {} ({}) {} {}: {} -> {}\n", job.id, job.arch.name, job.arch.preset,
+                       job.layout.name(), job.workload.name, summary.line(), path);
         } catch (const std::exception& e) {
           abort_all(fmt::format("job {} ({} {} {})", job.id, job.arch.name, job.layout.name(), job.workload.name),
                     e.what(), kExitJobFailed);

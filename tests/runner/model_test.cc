@@ -1,0 +1,169 @@
+// Model-level unit tests on one rank: weight sharding equals slicing the full model,
+// rope scaling, and swapping an op implementation without touching model code.
+#include "core/spec/spec_file.h"
+#include "kernels/cpu/elem.h"
+#include "runner/model/rope_cache.h"
+#include "runner/model/weights.h"
+#include "runner/model_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+namespace fk::runner {
+namespace {
+
+spec::Architecture tiny(const std::string& name) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
+  EXPECT_TRUE(doc.has_value()) << d.to_string();
+  return *doc->select("tiny");
+}
+
+// Element (r, c) of a 2-D fp32 tensor.
+float at(const Tensor& t, int64_t r, int64_t c) { return t.data_as<float>()[r * t.size(1) + c]; }
+
+TEST(Weights, TensorParallelShardsAreSlicesOfTheFullModel) {
+  const spec::Architecture a = tiny("llama-3.1-8b");  // 8 heads, 2 kv heads, head_dim 16
+  Placement one;
+  const ModelWeights full = ModelWeights::generate(a, one, 5);
+  const int64_t d = a.head_dim, q = a.num_attention_heads * d, kv = a.num_key_value_heads * d;
+  for (int64_t tp : {2, 4}) {
+    for (int64_t r = 0; r < tp; ++r) {
+      Placement p;
+      p.tp = tp;
+      p.tp_rank = r;
+      const ModelWeights part = ModelWeights::generate(a, p, 5);
+      const LayerWeights &f = full.layers[1], &s = part.layers[1];
+      const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a);
+      for (int64_t i = 0; i < hq * d; ++i)  // q rows
+        for (int64_t c : {int64_t{0}, a.hidden_size - 1}) ASSERT_EQ(at(s.qkv_w, i, c), at(f.qkv_w, r * hq * d + i, c));
+      for (int64_t i = 0; i < hk * d; ++i) {  // k and v rows (replicated when kv < tp)
+        ASSERT_EQ(at(s.qkv_w, hq * d + i, 3), at(f.qkv_w, q + k0 * d + i, 3));
+        ASSERT_EQ(at(s.qkv_w, hq * d + hk * d + i, 3), at(f.qkv_w, q + kv + k0 * d + i, 3));
+      }
+      for (int64_t c = 0; c < hq * d; ++c) ASSERT_EQ(at(s.o_w, 7, c), at(f.o_w, 7, r * hq * d + c));  // o columns
+      const int64_t il = a.intermediate_size / tp;
+      for (int64_t i = 0; i < il; ++i) {  // gate and up rows, down columns
+        ASSERT_EQ(at(s.up_w, i, 2), at(f.up_w, r * il + i, 2));
+        ASSERT_EQ(at(s.up_w, il + i, 2), at(f.up_w, a.intermediate_size + r * il + i, 2));
+        ASSERT_EQ(at(s.down_w, 5, i), at(f.down_w, 5, r * il + i));
+      }
+      EXPECT_EQ(s.attn_norm_w.span<float>()[9], f.attn_norm_w.span<float>()[9]);  // replicated
+    }
+  }
+}
+
+TEST(Weights, VocabBlocksArePaddedAndPipelineStagesHoldTheirLayers) {
+  const spec::Architecture a = tiny("gpt2");  // vocab 509, tied, learned positions
+  Placement one;
+  const ModelWeights full = ModelWeights::generate(a, one, 3);
+  Placement last;
+  last.tp = 4;
+  last.tp_rank = 3;
+  last.pp = 2;
+  last.pp_rank = 1;
+  const ModelWeights w = ModelWeights::generate(a, last, 3);
+  EXPECT_EQ(w.lm_head.size(0), 128);  // ceil(509 / 4)
+  EXPECT_EQ(last.vocab_rows(a), 509 - 3 * 128);
+  EXPECT_EQ(at(w.lm_head, 0, 1), at(full.lm_head, 3 * 128, 1));  // tied: the embedding's rows
+  EXPECT_EQ(at(w.lm_head, 127, 1), 0.0f);                          // padding row
+  EXPECT_FALSE(w.pos_embed.defined());                             // first stage only
+  ASSERT_EQ(w.layers.size(), 2u);
+  EXPECT_EQ(w.layers[0].index, 2);
+}
+
+TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);
+  const spec::Architecture a = doc->full;  // theta 5e5, rot 128, factor 8, low 1, high 4, L0 8192
+  const auto f = rope_frequencies(a, spec::LayerType::kFull);
+  ASSERT_EQ(f.size(), 64u);
+  auto plain = [](int64_t i) { return std::pow(500000.0, -2.0 * static_cast<double>(i) / 128.0); };
+  EXPECT_DOUBLE_EQ(f[0], 1.0);                       // wavelength 2 pi < 2048: unchanged
+  EXPECT_DOUBLE_EQ(f[63], plain(63) / 8.0);          // wavelength > 8192: divided by factor
+  const double wl = 2 * std::numbers::pi / plain(34);  // ~6690: between the bands
+  ASSERT_GT(wl, 2048.0);
+  ASSERT_LT(wl, 8192.0);
+  const double s = (8192.0 / wl - 1.0) / 3.0;
+  EXPECT_NEAR(f[34], (1 - s) * plain(34) / 8.0 + s * plain(34), 1e-18);
+  const Tensor cache = rope_cache(a, spec::LayerType::kFull, 5, DType::kF32);
+  EXPECT_FLOAT_EQ(cache.data_as<float>()[3 * 128 + 0], std::cos(3.0f));
+  EXPECT_FLOAT_EQ(cache.data_as<float>()[3 * 128 + 64], std::sin(3.0f));
+}
+
+// A deliberately lossy rms_norm (output rounded to 4 mantissa bits) swapped in through
+// the ImplSet: the model code is unchanged, the selected run's trace shows the damage.
+TEST(ModelStage, SwappedImplementationIsTracedAgainstBaselineAndFp32) {
+  kernels::register_builtin_ops();
+  const kernels::OpImpl& base = kernels::OpRegistry::global().impl("rms_norm", "cpu");
+  static kernels::OpImpl lossy{"rms_norm", "test-lossy", DeviceKind::kCpu, nullptr, [&base](const kernels::OpCall& c) {
+                                 base.run(c);
+                                 Tensor out = c.arg(0);
+                                 auto* bits = out.data_as<uint16_t>();
+                                 for (int64_t i = 0; i < out.numel(); ++i) bits[i] &= 0xfff8;  // bf16: drop 3 bits
+                               }};
+  ModelStageConfig c;
+  c.arch = tiny("llama-3.1-8b");
+  c.workload.name = "w";
+  c.workload.batch = 2;
+  c.workload.seq_len = 8;
+  c.workload.decode_steps = 1;
+  c.seed = 9;
+  ImplSet sel = ImplSet::baseline(DeviceKind::kCpu);
+  sel.set("rms_norm", &lossy);
+  EXPECT_EQ(sel.overrides(), "rms_norm=test-lossy");
+  c.selected = sel;
+  const ModelStageOutput out = model_stage_run(c);
+  double base_err = 0, sel_err = 0, sel_vs_base = 0;
+  for (const auto& e : out.layers) {
+    if (e.step != "prefill" || e.layer != c.arch.num_hidden_layers - 1) continue;
+    if (e.run == "baseline") base_err = std::sqrt(e.err_vs_fp32 / e.ref_fp32);
+    if (e.run == "selected") {
+      sel_err = std::sqrt(e.err_vs_fp32 / e.ref_fp32);
+      sel_vs_base = std::sqrt(e.err_vs_baseline / e.ref_baseline);
+    }
+  }
+  EXPECT_GT(base_err, 0.0);
+  EXPECT_GT(sel_err, 2 * base_err) << "the lossy norm must show in the trace";
+  EXPECT_GT(sel_vs_base, 0.0);
+  bool saw_selected_logits = false;
+  for (const auto& l : out.logits) saw_selected_logits |= l.run == "selected";
+  EXPECT_TRUE(saw_selected_logits);
+  EXPECT_FALSE(out.instances.empty());
+}
+
+TEST(ModelStage, EncoderTracesItsFinalHiddenStates) {
+  ModelStageConfig c;
+  c.arch = tiny("bert-base");
+  c.workload.name = "e";
+  c.workload.batch = 2;
+  c.workload.seq_len = 12;
+  c.workload.decode_steps = 0;
+  c.seed = 1;
+  const ModelStageOutput out = model_stage_run(c);
+  EXPECT_TRUE(out.logits.empty());
+  bool final_row = false;
+  for (const auto& e : out.layers) final_row |= e.layer == c.arch.num_hidden_layers && e.run == "baseline";
+  EXPECT_TRUE(final_row);
+  EXPECT_EQ(out.steps.size(), 2u);  // fp32 and baseline prefill, no decode
+}
+
+TEST(ModelStage, SoftcappedSlidingModelRunsEveryStep) {
+  ModelStageConfig c;
+  c.arch = tiny("gemma-2-9b");
+  c.workload.name = "g";
+  c.workload.batch = 1;
+  c.workload.seq_len = 20;  // beyond the tiny window (16)
+  c.workload.decode_steps = 2;
+  c.seed = 4;
+  const ModelStageOutput out = model_stage_run(c);
+  ASSERT_EQ(out.logits.size(), 3u);
+  for (const auto& l : out.logits) EXPECT_TRUE(std::isfinite(l.kl_sum_fp32));
+  EXPECT_TRUE(out.fp32_logits.defined());
+  for (float v : out.fp32_logits.span<float>()) ASSERT_LE(std::abs(v), 30.0f);  // final soft-cap 30
+}
+
+}  // namespace
+}  // namespace fk::runner

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Bad input to fk-runner: a clear message from one rank, the documented exit status,
+# every rank gone (no hang: each call runs under `timeout`).
+set -uo pipefail
+fk=$1 runner=$2 mpiexec=$3 src=$4 work=$5
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+expect() {  # expect STATUS NEEDLE -- command...
+  local want=$1 needle=$2; shift 3
+  local out rc
+  out=$(timeout 120 "$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qF -- "$needle" <<<"$out"; then
+    echo "FAIL: '$*' exited $rc (want $want), output lacks '$needle':"; echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    local lines
+    lines=$(grep -cF -- "$needle" <<<"$out")
+    if [ "$lines" -ne 1 ]; then echo "FAIL: '$needle' printed $lines times (want once, by one rank)"; failures=$((failures + 1)); fi
+  fi
+}
+printf '{not json' > "$work/garbage.json"
+expect 2 "garbage.json: not valid JSON" -- "$mpiexec" -np 3 --oversubscribe "$runner" --jobs "$work/garbage.json" --results "$work/r"
+"$fk" plan "$src/tests/runner/determinism_campaign.yaml" --emit "$work/jobs.json" > /dev/null
+expect 2 "needs 4 ranks (tp2pp2dp1), but fk-runner was started with 2" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r"
+expect 2 "--results is required" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/jobs.json"
+expect 2 "--only nosuchjob: no such job" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r" --only nosuchjob
+expect 2 "--bogus" -- "$mpiexec" -np 2 --oversubscribe "$runner" --bogus
+sed 's/"hidden_size": 128/"hidden_size": "big"/' "$work/jobs.json" > "$work/edited.json"
+expect 2 "/jobs/0/architecture/hidden_size: expected an integer" -- "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/edited.json" --results "$work/r"
+# A rank that fails during a job: its message, exit status 3, all ranks stopped.
+expect 3 "injected fault" -- env FK_RUNNER_FAULT=job:1 "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r"
+if [ -n "$(ls "$work/r" 2>/dev/null | grep -v '\.h5$')" ]; then echo "FAIL: stray temporary files in $work/r"; failures=$((failures + 1)); fi
+exit $failures
