@@ -3,12 +3,7 @@
 # (yaml-cpp 0.7 vs 0.8 target names, serial vs Open MPI HDF5, compiled vs header-only
 # fmt/spdlog). FK_DEPS_DIR names a folder with include/ (and lib/) used where a
 # machine lacks a package (the GPU machine: see scripts/pack-gpu-deps.sh).
-set(FK_DEPS_DIR "" CACHE PATH "Extra prefix with header-only dependencies (optional)")
-if(FK_DEPS_DIR)
-  list(PREPEND CMAKE_PREFIX_PATH ${FK_DEPS_DIR})
-endif()
-
-find_package(Threads REQUIRED)
+include(FkDepsCore)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(MPI REQUIRED COMPONENTS C CXX)
 
@@ -24,46 +19,11 @@ endif()
 add_library(fk::hdf5 ALIAS fk_dep_hdf5)
 message(STATUS "FastKernels: HDF5 ${HDF5_VERSION} (parallel: ${HDF5_IS_PARALLEL})")
 
-find_package(yaml-cpp REQUIRED)
-add_library(fk_dep_yaml INTERFACE)
-if(TARGET yaml-cpp::yaml-cpp)
-  target_link_libraries(fk_dep_yaml INTERFACE yaml-cpp::yaml-cpp)
-else()
-  target_link_libraries(fk_dep_yaml INTERFACE yaml-cpp)
-endif()
-add_library(fk::yaml ALIAS fk_dep_yaml)
-
 find_package(Boost 1.74 REQUIRED)
 add_library(fk_dep_asio INTERFACE)
 target_link_libraries(fk_dep_asio INTERFACE Boost::headers Threads::Threads)
 target_compile_definitions(fk_dep_asio INTERFACE BOOST_ASIO_NO_DEPRECATED)
 add_library(fk::asio ALIAS fk_dep_asio)
-
-# fmt and spdlog: compiled packages where present, header-only from FK_DEPS_DIR otherwise.
-add_library(fk_dep_log INTERFACE)
-find_package(fmt QUIET)
-find_package(spdlog QUIET)
-if(fmt_FOUND AND spdlog_FOUND)
-  target_link_libraries(fk_dep_log INTERFACE spdlog::spdlog fmt::fmt)
-else()
-  find_path(FK_FMT_INCLUDE fmt/format.h REQUIRED)
-  find_path(FK_SPDLOG_INCLUDE spdlog/spdlog.h REQUIRED)
-  target_include_directories(fk_dep_log SYSTEM INTERFACE ${FK_FMT_INCLUDE} ${FK_SPDLOG_INCLUDE})
-  target_compile_definitions(fk_dep_log INTERFACE FMT_HEADER_ONLY SPDLOG_FMT_EXTERNAL)
-  target_link_libraries(fk_dep_log INTERFACE Threads::Threads)
-  message(STATUS "FastKernels: fmt/spdlog header-only from ${FK_FMT_INCLUDE}")
-endif()
-add_library(fk::log ALIAS fk_dep_log)
-
-add_library(fk_dep_json INTERFACE)
-find_package(nlohmann_json 3.9 QUIET)
-if(nlohmann_json_FOUND)
-  target_link_libraries(fk_dep_json INTERFACE nlohmann_json::nlohmann_json)
-else()
-  find_path(FK_JSON_INCLUDE nlohmann/json.hpp REQUIRED)
-  target_include_directories(fk_dep_json SYSTEM INTERFACE ${FK_JSON_INCLUDE})
-endif()
-add_library(fk::json ALIAS fk_dep_json)
 
 add_library(fk_dep_cli INTERFACE)
 find_package(CLI11 QUIET CONFIG)

@@ -15,6 +15,9 @@
 #include "collectives/bandwidth_probe.h"
 #include "collectives/mpi_communicator.h"
 #include "collectives/probe_format.h"
+#if FK_HAVE_NCCL
+#include "collectives/nccl_communicator.h"
+#endif
 #include "core/error.h"
 #include "core/spec/job.h"
 #include "kernels/blas_info.h"
@@ -92,7 +95,7 @@ struct Options {
   std::vector<std::string> only;
   bool force = false;
   bool collectives = false;
-  std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32";
+  std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32", backend = "mpi";
   int64_t warmup = 5, iterations = 20;
   std::string flush = "16M";
   int64_t threads = 0;
@@ -120,6 +123,11 @@ int run_collectives(const Options& o) {
   auto dt = fk::dtype_parse(o.dtype);
   if (!lo || !hi || *lo > *hi) problem = fmt::format("--min-bytes {} / --max-bytes {}: expected sizes like 8, 64K, 16M with min <= max", o.min_bytes, o.max_bytes);
   else if (!dt) problem = fmt::format("--dtype {}: expected fp32, fp16 or bf16", o.dtype);
+  if (problem.empty() && o.backend != "mpi" && o.backend != "nccl")
+    problem = fmt::format("--backend {}: expected mpi or nccl", o.backend);
+#if !FK_HAVE_NCCL
+  if (problem.empty() && o.backend == "nccl") problem = "--backend nccl: this fk-runner was built without NCCL";
+#endif
   if (int s = agree(problem.empty() ? 0 : kExitBadInput, problem); s != 0) return s;
   auto world = fk::collectives::mpi_world();
   fk::collectives::ProbeOptions po;
@@ -128,9 +136,26 @@ int run_collectives(const Options& o) {
   po.dtype = *dt;
   po.warmup_iters = static_cast<int>(o.warmup);
   po.iters = static_cast<int>(o.iterations);
-  const auto rows = fk::collectives::probe_run(*world, po);
+  std::vector<fk::collectives::ProbeRow> rows;
+  std::string backend = world->backend();
+#if FK_HAVE_NCCL
+  if (o.backend == "nccl") {  // one GPU per rank on the node, device buffers
+    const int devices = fk::collectives::cuda_device_count();
+    if (devices < 1) throw fk::Error(fk::ErrorKind::kUnsupported, "--backend nccl: no CUDA device visible");
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int local = 0;
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    auto nccl = fk::collectives::nccl_from_mpi(*world, local % devices);
+    auto space = fk::collectives::cuda_buffer_space(local % devices);
+    rows = fk::collectives::probe_run(*nccl, po, *space);
+    backend = nccl->backend();
+  }
+#endif
+  if (rows.empty()) rows = fk::collectives::probe_run(*world, po);
   if (world->rank() == 0) {
-    fmt::print("# fk-runner --collectives: {} ranks, backend {}, {}\n", world->size(), world->backend(), mpi_library_version());
+    fmt::print("# fk-runner --collectives: {} ranks, backend {}, {}\n", world->size(), backend, mpi_library_version());
     fmt::print("{}", fk::collectives::probe_format_table(rows));
   }
   return 0;
@@ -250,6 +275,7 @@ int main(int argc, char** argv) {
   app.add_option("--min-bytes", o.min_bytes, "Probe: smallest message (e.g. 8, 1K)");
   app.add_option("--max-bytes", o.max_bytes, "Probe: largest message (e.g. 64M)");
   app.add_option("--dtype", o.dtype, "Probe: element type (fp32, fp16, bf16)");
+  app.add_option("--backend", o.backend, "Probe: mpi (host buffers) or nccl (one GPU per rank)");
   app.add_option("--warmup", o.warmup, "Probe: warm-up iterations per size");
   app.add_option("--iters", o.iterations, "Probe: timed iterations per size");
   int status = 0;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the device tool): configure and build with that
+# machine's own packages (newer yaml-cpp, Boost, HDF5, GTest) plus .deps/ from
+# scripts/pack-gpu-deps.sh, run the gpu-labelled tests and the CPU suite, and record
+# versions. Logs go to $OUT. Usage there: bash bench/gpu/run.sh
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+out=${OUT:-/tmp/fk-gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.deps/lib:${LD_LIBRARY_PATH:-}
+{
+  nvidia-smi -L; nvcc --version | tail -2; cmake --version | head -1; gcc --version | head -1
+  which mpicxx mpirun; mpirun --version 2>&1 | head -1
+  for p in libyaml-cpp-dev libboost-dev libhdf5-dev libgtest-dev libnccl-dev; do dpkg-query -W -f='${Package} ${Version}\n' "$p" 2>/dev/null; done
+} > "$out/versions.txt" 2>&1
+cat "$out/versions.txt"
+t0=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF > "$out/configure.log" 2>&1 ||
+  { tail -40 "$out/configure.log"; exit 1; }
+grep -E "FastKernels|Found (HDF5|GTest|Boost|yaml)" "$out/configure.log"
+cmake --build build-gpu -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$out/build.log" | head -60; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 > "$out/gpu-tests.log" 2>&1
+echo "gpu tests: exit $?"; grep -E "tests passed|Failed|FAILED" "$out/gpu-tests.log" | head -20
+if [ "${FK_GPU_CPU_TESTS:-1}" = 1 ]; then
+  ctest --test-dir build-gpu -LE gpu -j "$(nproc)" --timeout 900 > "$out/cpu-tests.log" 2>&1
+  echo "cpu tests: exit $?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$out/cpu-tests.log" | head -20
+fi
+# Collective bandwidth: NCCL between the GPUs and MPI on host memory, same sweep.
+if [ "${FK_GPU_PROBE:-1}" = 1 ]; then
+  n=$(nvidia-smi -L | wc -l)
+  mpirun -np "$n" build-gpu/runner/fk-runner --collectives --backend nccl --min-bytes 1K --max-bytes 256M --iters 20 \
+    > "$out/probe-nccl.txt" 2>&1; echo "nccl probe: exit $?"; cat "$out/probe-nccl.txt" | tail -30
+  mpirun -np "$n" build-gpu/runner/fk-runner --collectives --backend mpi --min-bytes 1K --max-bytes 64M --iters 20 \
+    > "$out/probe-mpi.txt" 2>&1; echo "mpi probe: exit $?"
+fi
