@@ -9,5 +9,6 @@ namespace fk::orchestrator {
 
 void register_validate(CLI::App& app, int* status);
 void register_plan(CLI::App& app, int* status);
+void register_check(CLI::App& app, int* status);
 
 }  // namespace fk::orchestrator

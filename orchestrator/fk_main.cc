@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   int status = 0;
   fk::orchestrator::register_validate(app, &status);
   fk::orchestrator::register_plan(app, &status);
+  fk::orchestrator::register_check(app, &status);
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());

@@ -311,6 +311,117 @@ void write_model_stage(h5::Writer& w, const JobResult& r) {
   }
 }
 
+void write_candidates(h5::Writer& w, const JobResult& r) {
+  h5::Group cg = w.require_group("candidates");
+  cg.set_attr("candidate_set", r.job.candidates.name);
+  {
+    std::vector<std::string> name, op, backend, folder, verdict, reason, key, library, command;
+    std::vector<bool> compiled, cached, exercised;
+    std::vector<double> compile_s, model_err, base_err, top1, base_top1, e2e, kspeed;
+    h5::Group logs = cg.require_group("compile_logs");
+    for (const auto& c : r.candidates) {
+      name.push_back(c.name);
+      op.push_back(c.op);
+      backend.push_back(c.backend);
+      folder.push_back(c.folder);
+      verdict.push_back(c.verdict);
+      reason.push_back(c.reason);
+      key.push_back(c.key);
+      library.push_back(c.library);
+      command.push_back(c.command);
+      compiled.push_back(c.compiled);
+      cached.push_back(c.cached);
+      exercised.push_back(c.exercised);
+      compile_s.push_back(c.compile_s);
+      model_err.push_back(c.model_rel_err);
+      base_err.push_back(c.baseline_rel_err);
+      top1.push_back(c.top1);
+      base_top1.push_back(c.baseline_top1);
+      e2e.push_back(c.e2e_speedup);
+      kspeed.push_back(c.kernel_speedup);
+      const std::string log = c.compile_log.size() > 60000 ? c.compile_log.substr(0, 60000) + "\n[truncated]"
+                                                           : c.compile_log;
+      logs.set_attr(c.name.empty() ? c.op : c.name, log);
+    }
+    cg.write_table("summary", h5::Table()
+                                  .add_column("candidate", name)
+                                  .add_column("op", op)
+                                  .add_column("backend", backend)
+                                  .add_column("folder", folder)
+                                  .add_column("verdict", verdict)
+                                  .add_column("reason", reason)
+                                  .add_column("compiled", compiled)
+                                  .add_column("compile_cached", cached)
+                                  .add_column("exercised", exercised)
+                                  .add_column("compile_s", compile_s)
+                                  .add_column("build_key", key)
+                                  .add_column("library", library)
+                                  .add_column("compile_command", command)
+                                  .add_column("model_rel_err", model_err)
+                                  .add_column("baseline_model_rel_err", base_err)
+                                  .add_column("top1_vs_fp32", top1)
+                                  .add_column("baseline_top1_vs_fp32", base_top1)
+                                  .add_column("e2e_speedup", e2e)
+                                  .add_column("kernel_speedup_geomean", kspeed));
+  }
+  std::vector<std::string> cand, op, role, shape, params, dtype, verdict, reason;
+  std::vector<int64_t> rank, nan, inf, iters;
+  std::vector<double> rel, mabs, matched, brel, cmed, bmed, speed, reuse;
+  h5::Group timings = cg.require_group("timings");
+  for (size_t i = 0; i < r.candidate_instances.size(); ++i) {
+    const auto& c = r.candidate_instances[i];
+    cand.push_back(c.candidate);
+    op.push_back(c.op);
+    role.push_back(c.role);
+    shape.push_back(c.shape);
+    params.push_back(c.params);
+    dtype.push_back(c.dtype);
+    verdict.push_back(c.verdict);
+    reason.push_back(c.reason);
+    rank.push_back(c.rank);
+    nan.push_back(c.nan);
+    inf.push_back(c.inf);
+    rel.push_back(c.rel_l2);
+    mabs.push_back(c.max_abs);
+    matched.push_back(c.matched_fraction);
+    brel.push_back(c.baseline_rel_l2);
+    cmed.push_back(c.candidate_median_s);
+    bmed.push_back(c.baseline_median_s);
+    speed.push_back(c.speedup);
+    reuse.push_back(c.reuse_ratio);
+    iters.push_back(static_cast<int64_t>(c.candidate_s.size()));
+    if (!c.candidate_s.empty()) {
+      std::vector<double> both = c.candidate_s;
+      both.insert(both.end(), c.baseline_s.begin(), c.baseline_s.end());
+      h5::Dataset d = timings.write_array(fmt::format("{:04d}", i), both,
+                                          Shape{2, static_cast<int64_t>(c.candidate_s.size())});
+      d.set_attr("rows", std::vector<std::string>{"candidate", "baseline"});
+      d.set_attr("unit", "seconds");
+    }
+  }
+  cg.write_table("instances", h5::Table()
+                                  .add_column("candidate", cand)
+                                  .add_column("op", op)
+                                  .add_column("role", role)
+                                  .add_column("shape", shape)
+                                  .add_column("params", params)
+                                  .add_column("dtype", dtype)
+                                  .add_column("rank", rank)
+                                  .add_column("verdict", verdict)
+                                  .add_column("reason", reason)
+                                  .add_column("rel_l2", rel)
+                                  .add_column("max_abs", mabs)
+                                  .add_column("matched_fraction", matched)
+                                  .add_column("baseline_rel_l2", brel)
+                                  .add_column("nan", nan)
+                                  .add_column("inf", inf)
+                                  .add_column("candidate_median_s", cmed)
+                                  .add_column("baseline_median_s", bmed)
+                                  .add_column("speedup", speed)
+                                  .add_column("reuse_ratio", reuse)
+                                  .add_column("iterations", iters));
+}
+
 }  // namespace
 
 double percentile(std::vector<double> v, double q) {
@@ -328,6 +439,7 @@ void job_result_write(const std::string& path, const JobResult& result) {
   write_root_attrs(w, result);
   write_kernel_stage(w, result);
   write_model_stage(w, result);
+  if (!result.candidates.empty()) write_candidates(w, result);
   w.commit();
 }
 

@@ -35,6 +35,8 @@ struct JobResult {
   std::vector<LayerError> layers;
   std::vector<LogitStats> logits;
   std::vector<KernelInstanceResult> kernels;  // one per (instance, rank)
+  std::vector<CandidateSummary> candidates;          // one per candidate of the job's set
+  std::vector<CandidateInstanceRecord> candidate_instances;
   Tensor fp32_logits;                                 // [steps, batch, vocab] fp32, or undefined
   int64_t traced_rows_per_sequence = 0;
 };

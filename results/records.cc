@@ -75,4 +75,37 @@ void from_json(const json& j, KernelInstanceResult& r) {
   r.seconds = j.at("seconds").get<std::vector<double>>();
 }
 
+json to_json(const CandidateInstanceRecord& r) {
+  return {{"candidate", r.candidate}, {"op", r.op}, {"role", r.role}, {"shape", r.shape}, {"params", r.params},
+          {"dtype", r.dtype}, {"rank", r.rank}, {"verdict", r.verdict}, {"reason", r.reason}, {"rel_l2", r.rel_l2},
+          {"max_abs", r.max_abs}, {"matched_fraction", r.matched_fraction}, {"baseline_rel_l2", r.baseline_rel_l2},
+          {"nan", r.nan}, {"inf", r.inf}, {"candidate_median_s", r.candidate_median_s},
+          {"baseline_median_s", r.baseline_median_s}, {"speedup", r.speedup}, {"reuse_ratio", r.reuse_ratio},
+          {"candidate_s", r.candidate_s}, {"baseline_s", r.baseline_s}};
+}
+
+void from_json(const json& j, CandidateInstanceRecord& r) {
+  r.candidate = j.at("candidate");
+  r.op = j.at("op");
+  r.role = j.at("role");
+  r.shape = j.at("shape");
+  r.params = j.at("params");
+  r.dtype = j.at("dtype");
+  r.rank = j.at("rank");
+  r.verdict = j.at("verdict");
+  r.reason = j.at("reason");
+  r.rel_l2 = j.at("rel_l2");
+  r.max_abs = j.at("max_abs");
+  r.matched_fraction = j.at("matched_fraction");
+  r.baseline_rel_l2 = j.at("baseline_rel_l2");
+  r.nan = j.at("nan");
+  r.inf = j.at("inf");
+  r.candidate_median_s = j.at("candidate_median_s");
+  r.baseline_median_s = j.at("baseline_median_s");
+  r.speedup = j.at("speedup");
+  r.reuse_ratio = j.at("reuse_ratio");
+  r.candidate_s = j.at("candidate_s").get<std::vector<double>>();
+  r.baseline_s = j.at("baseline_s").get<std::vector<double>>();
+}
+
 }  // namespace fk::results

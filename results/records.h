@@ -75,6 +75,31 @@ struct KernelInstanceResult {
   std::vector<double> seconds;  // every timed iteration
 };
 
+// One op instance of a candidate kernel through the correctness gates (one rank).
+struct CandidateInstanceRecord {
+  std::string candidate, op, role, shape, params, dtype;
+  int64_t rank = 0;
+  std::string verdict, reason;
+  double rel_l2 = 0, max_abs = 0, matched_fraction = 1, baseline_rel_l2 = 0;
+  int64_t nan = 0, inf = 0;
+  double candidate_median_s = 0, baseline_median_s = 0, speedup = 0, reuse_ratio = 0;
+  std::vector<double> candidate_s, baseline_s;
+};
+
+// A candidate's verdict for the job, with its build and its model-level figures.
+struct CandidateSummary {
+  std::string name, op, backend, folder;
+  std::string verdict, reason;
+  bool compiled = false, cached = false;
+  bool exercised = false;  // the model called the candidate's op in this job
+  double compile_s = 0;
+  std::string key, library, command, compile_log;
+  double model_rel_err = 0, baseline_rel_err = 0;  // last layer vs fp32 (selected / baseline run); NaN when not run
+  double top1 = 0, baseline_top1 = 0;
+  double e2e_speedup = 0;     // baseline / selected model-stage time (all steps, median over iterations)
+  double kernel_speedup = 0;  // geometric mean over the candidate's instances
+};
+
 nlohmann::json to_json(const StepTiming& r);
 nlohmann::json to_json(const OpTiming& r);
 nlohmann::json to_json(const LayerError& r);
@@ -85,5 +110,7 @@ void from_json(const nlohmann::json& j, OpTiming& r);
 void from_json(const nlohmann::json& j, LayerError& r);
 void from_json(const nlohmann::json& j, LogitStats& r);
 void from_json(const nlohmann::json& j, KernelInstanceResult& r);
+nlohmann::json to_json(const CandidateInstanceRecord& r);
+void from_json(const nlohmann::json& j, CandidateInstanceRecord& r);
 
 }  // namespace fk::results

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "kernels/blas_info.h"
 #include "results/job_result.h"
+#include "runner/candidate_stage.h"
 #include "runner/kernel_stage.h"
 #include "runner/model_stage.h"
 
@@ -129,10 +130,6 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   const std::string started = now_iso();
   if (group.size() != job.layout.ranks())
     fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
-  if (!job.candidates.ops.empty())
-    fail(ErrorKind::kUnsupported,
-         "job {}: candidate set '{}' replaces ops, but this fk-runner has no candidate loader yet", job.id,
-         job.candidates.name);
   inject_fault(group.rank());
   const collectives::Grid grid(job.layout, group.rank());
   collectives::GroupComms comms = collectives::grid_split(group, grid);
@@ -144,6 +141,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   pl.dp = grid.dp();
   pl.dp_rank = grid.dp_rank();
 
+  CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)));
+  candidates.build();
+
   ModelStageConfig mc;
   mc.arch = job.arch;
   mc.workload = job.workload;
@@ -152,7 +152,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.seed = job.seed;
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
   mc.rank = group.rank();
-  mc.record_instances = job.kernel_stage.enabled;
+  mc.record_instances = job.kernel_stage.enabled || !candidates.empty();
+  if (!candidates.empty())
+    mc.select = [&candidates](const std::vector<InstanceRecord>& inst) { return candidates.select(inst); };
   ModelStageOutput model = model_stage_run(mc);
 
   std::vector<KernelInstanceResult> kernels;
@@ -179,6 +181,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                   {"layers", to_array(model.layers)},
                   {"logits", to_array(model.logits)},
                   {"kernels", to_array(kernels)},
+                  {"candidate_instances", to_array(candidates.records())},
                   {"traced_rows", model.traced_rows_per_sequence}};
   // The fp32 logits of each replica come from its last stage's TP rank 0.
   const bool logits_sender = pl.last_stage() && pl.tp_rank == 0 && model.fp32_logits.defined();
@@ -225,6 +228,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
     from_array(p.at("layers"), r.layers);
     from_array(p.at("logits"), r.logits);
     from_array(p.at("kernels"), r.kernels);
+    from_array(p.at("candidate_instances"), r.candidate_instances);
     if (p.at("has_logits").get<bool>()) {
       Tensor part = Tensor::empty(DType::kF32, p.at("logits_shape").get<Shape>());
       if (from == 0) {
@@ -237,6 +241,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   };
   absorb(payload, 0);
   for (int from = 1; from < group.size(); ++from) absorb(json::from_msgpack(recv_bytes(group, from)), from);
+  if (!candidates.empty()) r.candidates = candidates.summarize(r.candidate_instances, r.layers, r.logits, r.steps);
   r.meta.finished_at = now_iso();
   r.meta.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   results::job_result_write(job_result_path(options.results_dir, job.id), r);

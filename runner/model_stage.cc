@@ -116,7 +116,11 @@ class ModelStage {
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
     run_one("fp32", master, base, true);
     run_one("baseline", lowp, base, false);
-    if (c_.selected) run_one("selected", lowp, *c_.selected, false);
+    if (c_.selected) {
+      run_one("selected", lowp, *c_.selected, false);
+    } else if (c_.select) {
+      if (auto chosen = c_.select(out_.instances)) run_one("selected", lowp, *chosen, false);
+    }
     if (pl_.last_stage() && !fp32_logits_.empty() && a_.head.kind == spec::HeadKind::kLm) {
       const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
       out_.fp32_logits = Tensor::empty(DType::kF32, {static_cast<int64_t>(steps_.size()), b, v});

@@ -18,6 +18,7 @@
 #include "runner/runtime.h"
 #include "results/records.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct ModelStageConfig {
   int64_t rank = 0;                // rank within the job group (for records)
   DeviceKind device = DeviceKind::kCpu;
   std::optional<ImplSet> selected; // the candidate set's implementations, if it replaces any op
+  // Alternatively, decided after the baseline run from the instances it recorded
+  // (the candidate stage checks them first). Collective; nullopt: no selected run.
+  std::function<std::optional<ImplSet>(const std::vector<InstanceRecord>&)> select;
   bool record_instances = true;    // collect the op instances for the kernel stage
   bool run_fp32 = true;
 };

@@ -11,7 +11,8 @@
 //
 // Exit status: 0 success; 2 bad input (arguments, job file, a job that needs more
 // ranks than were launched); 3 a job failed at run time (every rank is stopped with
-// MPI_Abort after the failing rank printed why); 5 the results folder is unusable.
+// MPI_Abort after the failing rank printed why); 4 a rank crashed (a signal: the rank
+// prints which job it was on; mpirun stops the others); 5 the results folder is unusable.
 #include "collectives/bandwidth_probe.h"
 #include "collectives/mpi_communicator.h"
 #include "collectives/probe_format.h"
@@ -30,6 +31,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -39,6 +43,27 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitJobFailed = 3;
 constexpr int kExitResults = 5;
+constexpr int kExitCrashed = 4;
+
+// What this rank is doing, for the crash handler (plain chars: async-signal-safe to read).
+char g_current_job[256] = "no job";
+
+void on_fatal_signal(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                   : sig == SIGILL ? "SIGILL" : "SIGABRT";
+  char buf[512];
+  int n = 0;
+  const char* job = g_current_job;
+  for (const char* part : {"fk-runner: crashed with ", name, " while running ", job,
+                           " (a candidate kernel inside the model stage, or a bug); exit status 4\n"})
+    for (const char* c = part; *c != '\0' && n < static_cast<int>(sizeof buf) - 1; ++c) buf[n++] = *c;
+  (void)!write(2, buf, static_cast<size_t>(n));
+  _exit(kExitCrashed);
+}
+
+void install_crash_handlers() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_fatal_signal);
+}
 
 int world_rank() {
   int r = 0;
@@ -238,6 +263,9 @@ int run_jobs(const Options& o) {
           if (group->rank() == 0) fmt::print("fk-runner: job {} already done ({}), skipped\n", job.id, path);
           continue;
         }
+        std::snprintf(g_current_job, sizeof g_current_job, "job %s (%s %s %s, candidate set %s)", job.id.c_str(),
+                      job.arch.name.c_str(), job.layout.name().c_str(), job.workload.name.c_str(),
+                      job.candidates.name.c_str());
         try {
           const fk::runner::JobSummary summary = fk::runner::job_run(job, *group, ro);
           if (group->rank() == 0)
@@ -297,6 +325,7 @@ int main(int argc, char** argv) {
   const int threads = o.threads > 0 ? static_cast<int>(o.threads)
                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks());
   omp_set_num_threads(threads);
+  install_crash_handlers();
   fk::kernels::blas_set_threads(threads);
   try {
     status = o.collectives ? run_collectives(o) : run_jobs(o);

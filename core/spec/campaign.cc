@@ -52,25 +52,6 @@ bool check_preset(const Doc& doc, const std::string& scale, const std::string& w
   return false;
 }
 
-void read_stages(MapReader& r, Campaign& c) {
-  YAML::Node ks = r.child("kernel_stage");
-  if (ks.IsDefined()) {
-    MapReader s(r.ctx(), ks, "kernel_stage");
-    s.boolean("enabled", c.kernel_stage.enabled, Need::kOptional);
-    s.integer("warmup", c.kernel_stage.warmup, Need::kOptional, 0, 100000);
-    s.integer("iterations", c.kernel_stage.iterations, Need::kOptional, 1, 1000000);
-    s.integer("rounds", c.kernel_stage.rounds, Need::kOptional, 1, 1000);
-    s.finish();
-  }
-  YAML::Node ms = r.child("model_stage");
-  if (ms.IsDefined()) {
-    MapReader s(r.ctx(), ms, "model_stage");
-    s.boolean("enabled", c.model_stage.enabled, Need::kOptional);
-    s.integer("iterations", c.model_stage.iterations, Need::kOptional, 1, 100000);
-    s.finish();
-  }
-}
-
 void read_duration(MapReader& r, const std::string& key, double& out) {
   YAML::Node v = r.child(key);
   if (!v.IsDefined()) return;
@@ -82,6 +63,26 @@ void read_duration(MapReader& r, const std::string& key, double& out) {
                               yaml_describe(v)));
   else
     out = *d;
+}
+
+void read_stages(MapReader& r, Campaign& c) {
+  YAML::Node ks = r.child("kernel_stage");
+  if (ks.IsDefined()) {
+    MapReader s(r.ctx(), ks, "kernel_stage");
+    s.boolean("enabled", c.kernel_stage.enabled, Need::kOptional);
+    s.integer("warmup", c.kernel_stage.warmup, Need::kOptional, 0, 100000);
+    s.integer("iterations", c.kernel_stage.iterations, Need::kOptional, 1, 1000000);
+    s.integer("rounds", c.kernel_stage.rounds, Need::kOptional, 1, 1000);
+    read_duration(s, "instance_time_limit", c.kernel_stage.instance_time_limit_s);
+    s.finish();
+  }
+  YAML::Node ms = r.child("model_stage");
+  if (ms.IsDefined()) {
+    MapReader s(r.ctx(), ms, "model_stage");
+    s.boolean("enabled", c.model_stage.enabled, Need::kOptional);
+    s.integer("iterations", c.model_stage.iterations, Need::kOptional, 1, 100000);
+    s.finish();
+  }
 }
 
 void read_executor(MapReader& r, ExecutorSpec& e) {

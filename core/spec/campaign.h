@@ -33,6 +33,7 @@ struct KernelStageSpec {
   int64_t warmup = 3;
   int64_t iterations = 20;
   int64_t rounds = 3;  // fresh random inputs per round (correctness)
+  double instance_time_limit_s = 60;  // a candidate's checks of one op instance (TIMEOUT beyond)
 };
 
 struct ModelStageSpec {

@@ -272,13 +272,17 @@ CandidateSet candidate_set_from_json(const Json& j, const std::string& path) {
 }
 
 Json to_json(const KernelStageSpec& k) {
-  return Json{{"enabled", k.enabled}, {"warmup", k.warmup}, {"iterations", k.iterations}, {"rounds", k.rounds}};
+  return Json{{"enabled", k.enabled},
+              {"warmup", k.warmup},
+              {"iterations", k.iterations},
+              {"rounds", k.rounds},
+              {"instance_time_limit_s", k.instance_time_limit_s}};
 }
 
 KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
   return KernelStageSpec{in.at("enabled").boolean(), in.at("warmup").i64(0), in.at("iterations").i64(1),
-                         in.at("rounds").i64(1)};
+                         in.at("rounds").i64(1), in.at("instance_time_limit_s").f64()};
 }
 
 Json to_json(const ModelStageSpec& m) { return Json{{"enabled", m.enabled}, {"iterations", m.iterations}}; }

@@ -1,0 +1,50 @@
+// Running a child process with a time limit and its output captured.
+//
+// subprocess_run() forks and execs argv (no shell), feeds `input` to its stdin,
+// collects stdout and stderr (merged or separate), and kills the whole child process
+// group when `timeout_s` passes (SIGTERM, then SIGKILL after a grace period). It
+// reports how the child ended: exit status, or the signal that killed it, or the
+// timeout. `on_line` (optional) sees stdout line by line as it arrives; returning
+// false stops waiting for more output early is not supported — it is for progress.
+// An inactivity limit (no output for `idle_timeout_s`) turns a silent hang into a
+// timeout even when the total limit is long.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fk {
+
+struct SubprocessOptions {
+  double timeout_s = 0;       // 0: no total limit
+  double idle_timeout_s = 0;  // 0: no inactivity limit
+  std::string input;          // written to the child's stdin, then closed
+  bool merge_stderr = true;   // stderr into the same buffer as stdout
+  std::string working_dir;    // empty: inherit
+  std::vector<std::string> extra_env;  // "NAME=value" added to the environment
+  std::function<void(const std::string&)> on_line;  // each complete stdout line
+  size_t max_output_bytes = size_t{16} << 20;       // beyond this, output is truncated
+};
+
+struct SubprocessResult {
+  bool started = false;     // false: exec failed (error holds why)
+  int exit_code = -1;       // when it exited normally
+  int signal = 0;           // when a signal ended it (not our timeout kill)
+  bool timed_out = false;   // our limit ended it
+  bool idle_timeout = false;
+  double seconds = 0;
+  std::string output;       // stdout (and stderr if merged)
+  std::string error_output; // stderr when not merged
+  std::string error;        // why it could not start
+  bool ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }
+  // "exit status 1", "killed by SIGSEGV", "time limit of 10 s reached"...
+  std::string describe() const;
+};
+
+SubprocessResult subprocess_run(const std::vector<std::string>& argv, const SubprocessOptions& options = {});
+
+// "SIGSEGV" for 11, "signal 77" for unknown numbers.
+std::string signal_name(int signal);
+
+}  // namespace fk

@@ -1,0 +1,43 @@
+// Candidate folders: a kernel.yaml manifest plus sources (docs/writing-kernels.md).
+//
+// candidate_manifest_load() reads and validates the manifest: the op must exist in
+// the operator registry, sources must exist inside the folder with an extension the
+// backend compiles, the entry must be a C identifier, dtypes must be float types the
+// op takes, and extra flags must come from the backend's allow-list. Problems are
+// reported as file:line:column diagnostics like every spec.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/spec/diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fk::kernels {
+
+enum class CandidateBackend { kCpu, kCuda };
+std::string_view candidate_backend_name(CandidateBackend b);
+
+struct CandidateManifest {
+  std::string folder;        // absolute, normalised
+  std::string name;          // defaults to the folder's name
+  std::string op;
+  CandidateBackend backend = CandidateBackend::kCpu;
+  std::vector<std::string> sources;  // relative to folder
+  std::string entry;
+  std::vector<DType> dtypes;
+  std::vector<std::string> flags;
+  std::string description;
+  std::string expect;         // zoo only: the verdict tests expect
+  std::string expect_reason;  // zoo only: a substring of the expected reason
+  bool handles(DType d) const;
+};
+
+// The allowed extra flags of a backend: exact flags, or prefixes ending in '='
+// ("-D" takes any macro).
+bool candidate_flag_allowed(CandidateBackend backend, const std::string& flag);
+
+std::optional<CandidateManifest> candidate_manifest_load(const std::string& folder, spec::Diagnostics& diags);
+
+}  // namespace fk::kernels

@@ -1,0 +1,40 @@
+#include "orchestrator/launch.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+namespace fk::orchestrator {
+namespace fs = std::filesystem;
+
+std::string runner_path() {
+  if (const char* env = std::getenv("FK_RUNNER"); env && *env) return env;
+  char buf[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    const fs::path dir = fs::path(std::string(buf, static_cast<size_t>(n))).parent_path();
+    for (const auto& p : {dir / "fk-runner", dir.parent_path() / "runner" / "fk-runner"})
+      if (fs::exists(p)) return p.string();
+  }
+  return "fk-runner";
+}
+
+std::vector<std::string> launch_command(const LaunchOptions& o) {
+  const char* mpirun = std::getenv("FK_MPIRUN");
+  std::vector<std::string> cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(o.ranks),
+                                  "--oversubscribe"};
+  cmd.push_back(runner_path());
+  cmd.insert(cmd.end(), {"--jobs", o.jobs_file, "--results", o.results_dir});
+  cmd.insert(cmd.end(), o.runner_args.begin(), o.runner_args.end());
+  return cmd;
+}
+
+SubprocessResult launch_local(const LaunchOptions& o) {
+  SubprocessOptions so;
+  so.timeout_s = o.timeout_s;
+  so.on_line = o.on_line;
+  if (geteuid() == 0) so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  return subprocess_run(launch_command(o), so);
+}
+
+}  // namespace fk::orchestrator

@@ -1,0 +1,242 @@
+#include "runner/candidate_stage.h"
+
+#include "core/error.h"
+#include "runner/kernel_stage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace fk::runner {
+
+using kernels::Verdict;
+
+bool candidate_safe_in_process(Verdict v, const std::string& reason) {
+  (void)reason;
+  return v == Verdict::kPassed || v == Verdict::kIncorrectNumerical || v == Verdict::kUnsupported;
+}
+
+CandidateStage::CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement,
+                               int threads)
+    : job_(job), group_(group), pl_(placement), threads_(threads) {
+  for (const auto& [op, folder] : job.candidates.ops) entries_.push_back(Entry{op, folder, {}, {}, {}, {}, {}, false});
+}
+
+void CandidateStage::build_one(Entry& e) {
+  spec::Diagnostics diags;
+  e.manifest = kernels::candidate_manifest_load(e.folder, diags);
+  if (!e.manifest) {
+    e.setup = {Verdict::kCompileError, fmt::format("invalid kernel.yaml: {}", diags.to_string())};
+    return;
+  }
+  if (e.manifest->op != e.op) {
+    e.setup = {Verdict::kCompileError, fmt::format("kernel.yaml declares op '{}' but the candidate set uses it for '{}'",
+                                                   e.manifest->op, e.op)};
+    return;
+  }
+  e.build = kernels::candidate_compile(*e.manifest, kernels::CompileOptions::defaults());
+  if (!e.build.ok) {
+    e.setup = {Verdict::kCompileError, e.build.reason};
+    return;
+  }
+  if (e.manifest->backend != kernels::CandidateBackend::kCpu && job_.backend == spec::Backend::kCpu) {
+    e.setup = {Verdict::kUnsupported, "a cuda candidate needs the cuda backend (it compiled; it was not run)"};
+    return;
+  }
+  try {
+    e.loaded = kernels::candidate_load(*e.manifest, e.build.library);
+  } catch (const Error& err) {
+    e.setup = {Verdict::kRuntimeError, err.what()};
+  }
+}
+
+void CandidateStage::build() {
+  // The leader builds first; the others then find the libraries in the cache.
+  if (group_.rank() == 0)
+    for (auto& e : entries_) build_one(e);
+  group_.barrier();
+  if (group_.rank() != 0)
+    for (auto& e : entries_) build_one(e);
+}
+
+std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>& instances) {
+  // One rank per pipeline stage checks that stage's instances (TP and DP peers hold
+  // the same shapes).
+  const bool checker = pl_.tp_rank == 0 && pl_.dp_rank == 0;
+  std::vector<int32_t> blocked(entries_.size(), 0);
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    Entry& e = entries_[k];
+    if (!e.loaded) {
+      blocked[k] = 1;
+      continue;
+    }
+    if (!checker) continue;
+    std::vector<InstanceRecord> mine;
+    for (const auto& i : instances)
+      if (i.op == e.op) mine.push_back(i);
+    CandidateCheckOptions o;
+    o.worker = candidate_worker_path();
+    o.instance_time_limit_s = job_.kernel_stage.instance_time_limit_s;
+    o.threads = threads_;
+    o.gate.rounds = std::max<int64_t>(2, job_.kernel_stage.rounds);
+    o.gate.warmup = job_.kernel_stage.warmup;
+    o.gate.iterations = job_.kernel_stage.iterations;
+    o.gate.seed = job_.seed;
+    e.results = candidate_check(*e.manifest, e.build.library, mine, o);
+    for (const auto& r : e.results)
+      if (!candidate_safe_in_process(r.verdict.verdict, r.verdict.reason)) blocked[k] = 1;
+  }
+  if (!entries_.empty())
+    group_.all_reduce(blocked.data(), blocked.data(), blocked.size(), DType::kI32, collectives::ReduceOp::kMax);
+  ImplSet set = ImplSet::baseline(DeviceKind::kCpu);
+  bool any = false;
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    if (blocked[k]) continue;
+    auto impl = std::make_shared<kernels::OpImpl>(kernels::candidate_op_impl(entries_[k].loaded, threads_));
+    owned_.push_back(impl);
+    set.set(entries_[k].op, impl.get());
+    entries_[k].in_model = true;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return set;
+}
+
+std::vector<results::CandidateInstanceRecord> CandidateStage::records() const {
+  std::vector<results::CandidateInstanceRecord> out;
+  for (const auto& e : entries_) {
+    const std::string name = e.manifest ? e.manifest->name : e.folder;
+    for (const auto& r : e.results) {
+      results::CandidateInstanceRecord c;
+      c.candidate = name;
+      c.op = r.instance.op;
+      c.role = r.instance.role;
+      c.shape = kernel_shape_string(r.instance.shape);
+      c.params = kernel_params_string(r.instance.shape);
+      c.dtype = std::string(dtype_name(r.instance.dtype));
+      c.rank = group_.rank();
+      c.verdict = std::string(kernels::verdict_name(r.verdict.verdict));
+      c.reason = r.verdict.reason;
+      c.rel_l2 = r.rel_l2;
+      c.max_abs = r.max_abs;
+      c.matched_fraction = r.matched_fraction;
+      c.baseline_rel_l2 = r.baseline_rel_l2;
+      c.nan = r.nan;
+      c.inf = r.inf;
+      c.candidate_median_s = r.candidate_median_s;
+      c.baseline_median_s = r.baseline_median_s;
+      c.speedup = r.speedup;
+      c.reuse_ratio = r.reuse_ratio;
+      c.candidate_s = r.candidate_s;
+      c.baseline_s = r.baseline_s;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Sum over steps of the median over iterations of the slowest rank's step time.
+double model_time(const std::vector<results::StepTiming>& steps, const std::string& run) {
+  std::map<std::string, std::map<int64_t, double>> worst;  // step -> iteration -> max over ranks
+  for (const auto& s : steps)
+    if (s.run == run) worst[s.step][s.iteration] = std::max(worst[s.step][s.iteration], s.total_s);
+  double total = 0;
+  for (const auto& [step, by_iter] : worst) {
+    std::vector<double> v;
+    for (const auto& [it, t] : by_iter) v.push_back(t);
+    std::sort(v.begin(), v.end());
+    total += v[v.size() / 2];
+  }
+  return total;
+}
+
+// Relative error of the last traced layer (prefill) of `run`, summed over ranks.
+double last_layer_error(const std::vector<results::LayerError>& layers, const std::string& run) {
+  int64_t last = -1;
+  for (const auto& e : layers)
+    if (e.run == run && e.step == "prefill") last = std::max(last, e.layer);
+  double err = 0, ref = 0;
+  for (const auto& e : layers)
+    if (e.run == run && e.step == "prefill" && e.layer == last) {
+      err += e.err_vs_fp32;
+      ref += e.ref_fp32;
+    }
+  return ref > 0 ? std::sqrt(err / ref) : std::nan("");
+}
+
+double top1(const std::vector<results::LogitStats>& logits, const std::string& run) {
+  int64_t match = 0, n = 0;
+  for (const auto& l : logits)
+    if (l.run == run) {
+      match += l.top1_match_fp32;
+      n += l.sequences;
+    }
+  return n > 0 ? static_cast<double>(match) / static_cast<double>(n) : std::nan("");
+}
+
+}  // namespace
+
+std::vector<results::CandidateSummary> CandidateStage::summarize(
+    const std::vector<results::CandidateInstanceRecord>& all, const std::vector<results::LayerError>& layers,
+    const std::vector<results::LogitStats>& logits, const std::vector<results::StepTiming>& steps) const {
+  std::vector<results::CandidateSummary> out;
+  const double sel_err = last_layer_error(layers, "selected"), base_err = last_layer_error(layers, "baseline");
+  const double sel_top1 = top1(logits, "selected"), base_top1 = top1(logits, "baseline");
+  const double sel_time = model_time(steps, "selected"), base_time = model_time(steps, "baseline");
+  for (const auto& e : entries_) {
+    results::CandidateSummary s;
+    s.name = e.manifest ? e.manifest->name : e.folder;
+    s.op = e.op;
+    s.folder = e.folder;
+    s.backend = e.manifest ? std::string(kernels::candidate_backend_name(e.manifest->backend)) : "";
+    s.compiled = e.build.ok;
+    s.cached = e.build.cached;
+    s.compile_s = e.build.seconds;
+    s.key = e.build.key;
+    s.library = e.build.library;
+    for (const auto& part : e.build.command) s.command += (s.command.empty() ? "" : " ") + part;
+    s.compile_log = e.build.log;
+    kernels::VerdictReason v = e.setup;
+    double log_speedup = 0;
+    int speedups = 0;
+    bool any_instance = false;
+    for (const auto& r : all) {
+      if (r.candidate != s.name || r.op != e.op) continue;
+      any_instance = true;
+      v.merge(kernels::verdict_parse(r.verdict).value_or(Verdict::kRuntimeError),
+              fmt::format("{} [{} {}]: {}", r.role, r.shape, r.dtype, r.reason));
+      if (r.speedup > 0) {
+        log_speedup += std::log(r.speedup);
+        ++speedups;
+      }
+    }
+    s.exercised = any_instance;
+    if (v.verdict == Verdict::kPassed && !any_instance && e.setup.verdict == Verdict::kPassed)
+      v.merge(Verdict::kUnsupported, fmt::format("the model has no '{}' call at this layout and workload", e.op));
+    s.kernel_speedup = speedups > 0 ? std::exp(log_speedup / speedups) : std::nan("");
+    s.model_rel_err = e.in_model ? sel_err : std::nan("");
+    s.baseline_rel_err = base_err;
+    s.top1 = e.in_model ? sel_top1 : std::nan("");
+    s.baseline_top1 = base_top1;
+    s.e2e_speedup = e.in_model && sel_time > 0 ? base_time / sel_time : std::nan("");
+    // Model-level evidence: a kernel that passes every op but drifts over the layers.
+    if (e.in_model && std::isfinite(sel_err) && std::isfinite(base_err) && sel_err > 2.0 * base_err + 1e-3)
+      v.merge(Verdict::kIncorrectNumerical,
+              fmt::format("drifts over the layers: residual-stream error vs fp32 reaches {:.2e} at the last layer, "
+                          "{:.1f}x the baseline's {:.2e} (bound 2x + 1e-3)",
+                          sel_err, sel_err / base_err, base_err));
+    if (e.in_model && std::isfinite(sel_top1) && std::isfinite(base_top1) && sel_top1 < base_top1 - 0.25)
+      v.merge(Verdict::kIncorrectNumerical,
+              fmt::format("greedy tokens disagree with the fp32 model: {:.0f}% agreement vs the baseline's {:.0f}%",
+                          100 * sel_top1, 100 * base_top1));
+    s.verdict = std::string(kernels::verdict_name(v.verdict));
+    s.reason = v.reason;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace fk::runner
