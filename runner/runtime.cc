@@ -23,6 +23,7 @@ ImplSet ImplSet::baseline(DeviceKind device) {
   const std::string name = device == DeviceKind::kCpu ? "cpu" : "cuda";
   for (const auto& op : kernels::OpRegistry::global().op_names()) {
     s.impls_[op] = &kernels::OpRegistry::global().impl(op, name);
+    s.baselines_[op] = s.impls_[op];
     s.baseline_names_[op] = name;
   }
   return s;
@@ -33,6 +34,12 @@ void ImplSet::set(const std::string& op, const kernels::OpImpl* impl) { impls_[o
 const kernels::OpImpl& ImplSet::get(const std::string& op) const {
   auto it = impls_.find(op);
   if (it == impls_.end() || it->second == nullptr) fail(ErrorKind::kNotFound, "no implementation selected for op '{}'", op);
+  return *it->second;
+}
+
+const kernels::OpImpl& ImplSet::baseline(const std::string& op) const {
+  auto it = baselines_.find(op);
+  if (it == baselines_.end()) fail(ErrorKind::kNotFound, "no baseline implementation for op '{}'", op);
   return *it->second;
 }
 
@@ -84,10 +91,20 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
          call.args.size(), call.params.size(), def.args.size(), def.params.size());
   if (const std::string problem = def.check(call); !problem.empty())
     fail(ErrorKind::kInvalidArgument, "{} ({}, layer {}): {}", op, role, layer_, problem);
-  const kernels::OpImpl& impl = impls_.get(op);
+  const kernels::OpImpl* impl = &impls_.get(op);
+  if (impl->supports && !impl->supports(call)) {
+    impl = &impls_.baseline(op);
+    ++fallbacks_;
+  }
   if (recorder_ != nullptr) recorder_->record(op, role, layer_, call);
   const auto t0 = std::chrono::steady_clock::now();
-  impl.run(call);
+  try {
+    impl->run(call);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUnsupported || impl == &impls_.baseline(op)) throw;
+    ++fallbacks_;
+    impls_.baseline(op).run(call);
+  }
   emit(op, role, EventKind::kCompute, seconds_since(t0), def.bytes ? def.bytes(call) : 0);
 }
 

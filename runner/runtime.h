@@ -23,12 +23,15 @@ class ImplSet {
   static ImplSet baseline(DeviceKind device);
   void set(const std::string& op, const kernels::OpImpl* impl);
   const kernels::OpImpl& get(const std::string& op) const;
+  // The baseline implementation of `op` (what a replaced op falls back to).
+  const kernels::OpImpl& baseline(const std::string& op) const;
   // Ops whose implementation differs from the baseline, "op=impl" joined by ", ".
   std::string overrides() const;
   bool has_overrides() const;
 
  private:
   std::map<std::string, const kernels::OpImpl*> impls_;
+  std::map<std::string, const kernels::OpImpl*> baselines_;
   std::map<std::string, std::string> baseline_names_;
 };
 
@@ -77,8 +80,12 @@ class Runtime {
   void set_recorder(InstanceRecorder* recorder) { recorder_ = recorder; }
   void set_layer(int64_t layer) { layer_ = layer; }
   const ImplSet& impls() const { return impls_; }
+  int64_t fallbacks() const { return fallbacks_; }
 
-  // Checks and runs `op` on `call`; throws fk::Error naming op, role and problem.
+  // Checks and runs `op` on `call`; throws fk::Error naming op, role and problem. A
+  // replaced op whose implementation does not support the call (its capability query,
+  // or FK_ERROR_UNSUPPORTED) falls back to the baseline for that call, as a serving
+  // engine would; fallbacks() counts them.
   void run(const std::string& op, const std::string& role, const kernels::OpCall& call);
 
   // Collectives on `comm` (nullptr or a single rank: nothing to do, nothing timed).
@@ -96,6 +103,7 @@ class Runtime {
   EventSink* sink_ = nullptr;
   InstanceRecorder* recorder_ = nullptr;
   int64_t layer_ = -1;
+  int64_t fallbacks_ = 0;
 };
 
 }  // namespace fk::runner

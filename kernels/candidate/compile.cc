@@ -4,6 +4,7 @@
 #include "core/hash.h"
 #include "core/subprocess.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -47,6 +48,14 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 // The first lines of a compiler log, for one-line reasons.
 std::string first_error_line(const std::string& log) {
+  for (const char* marker : {"error:", "error"}) {
+    const size_t at = log.find(marker);
+    if (at == std::string::npos) continue;
+    const size_t begin = log.rfind('\n', at);
+    const size_t end = log.find('\n', at);
+    return log.substr(begin == std::string::npos ? 0 : begin + 1,
+                      end == std::string::npos ? std::string::npos : end - (begin == std::string::npos ? 0 : begin + 1));
+  }
   size_t pos = 0;
   while (pos < log.size()) {
     const size_t nl = log.find('\n', pos);
@@ -108,7 +117,13 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
   h.str("fk-candidate-build-v1").str(candidate_backend_name(m.backend)).str(m.op).str(m.entry);
   for (const auto& f : m.flags) h.str(f);
   try {
-    for (const auto& s : m.sources) h.str(s).str(fs_read_file((fs::path(m.folder) / s).string()));
+    // Every file of the folder (sources, headers they include, the manifest), in a
+    // stable order, so that editing any of them rebuilds.
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(m.folder))
+      if (e.is_regular_file() && e.file_size() < (size_t{8} << 20)) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) h.str(fs::relative(f, m.folder).string()).str(fs_read_file(f.string()));
     h.str(fs_read_file((fs::path(o.include_dir) / "fk_kernel.h").string()));
   } catch (const std::exception& e) {
     r.reason = e.what();

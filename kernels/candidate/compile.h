@@ -4,7 +4,8 @@
 // CPU: the project's C++ compiler, -std=c++17 -O3 -fPIC -shared. CUDA: nvcc -std=c++17
 // -O3 for sm_90a with the flags PyTorch extensions (hence vLLM's csrc) build with:
 // --expt-relaxed-constexpr --expt-extended-lambda and the four __CUDA_NO_HALF* macros.
-// The cache key hashes the manifest's build fields, every source file, fk_kernel.h, the
+// The cache key hashes the manifest's build fields, every file in the candidate's folder
+// (sources, local headers, kernel.yaml), fk_kernel.h, the
 // command line and the compiler's version, so editing any of them rebuilds; the library
 // is renamed into place, so concurrent builds of the same candidate are safe.
 #pragma once

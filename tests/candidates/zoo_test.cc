@@ -1,0 +1,88 @@
+// Every candidate in candidates/ goes through `fk check` (the real command, as a
+// subprocess) on a 32-layer Llama-shaped model, and must get the verdict its manifest
+// expects with a reason containing the expected words: PASSED for the correct
+// examples, and for the zoo of deliberately bad kernels the verdict in kernel.yaml
+// (`expect`, `expect_reason`). CUDA candidates must build (nvcc, production flags) and
+// are UNSUPPORTED on the CPU backend; they run on the GPU machine.
+#include "core/subprocess.h"
+#include "kernels/candidate/manifest.h"
+#include "results/h5/h5.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace fk {
+namespace {
+namespace fs = std::filesystem;
+
+std::vector<std::string> candidate_folders() {
+  std::vector<std::string> out;
+  const fs::path root = fs::path(FK_SOURCE_DIR) / "candidates";
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().filename() == "kernel.yaml") out.push_back(e.path().parent_path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string test_name(const std::string& folder) {
+  std::string rel = fs::relative(folder, fs::path(FK_SOURCE_DIR) / "candidates").string();
+  for (char& c : rel)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return rel;
+}
+
+class Candidates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Candidates, GetTheExpectedVerdict) {
+  const std::string folder = GetParam();
+  spec::Diagnostics d;
+  const auto m = kernels::candidate_manifest_load(folder, d);
+  ASSERT_TRUE(m.has_value()) << d.to_string();
+  const bool cuda = m->backend == kernels::CandidateBackend::kCuda;
+  const std::string expect = cuda ? "UNSUPPORTED" : (m->expect.empty() ? "PASSED" : m->expect);
+  const std::string reason = cuda ? "needs the cuda backend" : m->expect_reason;
+  const std::string out = fmt::format("{}/candidate-tests/{}", FK_BINARY_DIR, test_name(folder));
+  fs::remove_all(out);
+  SubprocessOptions so;
+  so.timeout_s = 600;
+  so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                  "FK_CACHE_DIR=" + std::string(FK_BINARY_DIR) + "/candidate-cache"};
+  const auto run = subprocess_run({FK_EXE, "check", folder, "--arch",
+                                   std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml", "--workload",
+                                   "prefill-512", "--results", out, "-q", "--rounds", "2", "--iterations", "3",
+                                   "--time-limit", "5"},
+                                  so);
+  ASSERT_TRUE(run.started) << run.error;
+  ASSERT_FALSE(run.timed_out) << run.output;
+  EXPECT_EQ(run.exit_code, expect == "PASSED" ? 0 : 1) << run.output;
+  // The verdict and its reason, as written into the job's HDF5 file.
+  std::vector<std::string> verdicts, reasons;
+  for (const auto& e : fs::directory_iterator(out + "/results")) {
+    if (e.path().extension() != ".h5") continue;
+    h5::File f = h5::File::open_read(e.path().string());
+    const h5::Table s = f.read_table("candidates/summary");
+    ASSERT_EQ(s.rows(), 1u);
+    verdicts.push_back(s.column<std::string>("verdict")[0]);
+    reasons.push_back(s.column<std::string>("reason")[0]);
+    EXPECT_EQ(s.column<bool>("compiled")[0], expect != "COMPILE_ERROR") << "builds with the production flags";
+    if (!cuda && expect != "COMPILE_ERROR" && expect != "RUNTIME_ERROR") {
+      EXPECT_TRUE(s.column<bool>("exercised")[0]);
+    }
+  }
+  ASSERT_EQ(verdicts.size(), 1u) << run.output;
+  EXPECT_EQ(verdicts[0], expect) << reasons[0] << "\n" << run.output;
+  if (!reason.empty()) {
+    EXPECT_NE(reasons[0].find(reason), std::string::npos) << "reason: " << reasons[0];
+  }
+  if (expect == "PASSED") {
+    EXPECT_EQ(reasons[0], "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Candidates, ::testing::ValuesIn(candidate_folders()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) { return test_name(param_info.param); });
+
+}  // namespace
+}  // namespace fk
