@@ -10,5 +10,10 @@ namespace fk::orchestrator {
 void register_validate(CLI::App& app, int* status);
 void register_plan(CLI::App& app, int* status);
 void register_check(CLI::App& app, int* status);
+void register_run(CLI::App& app, int* status);      // orchestrator/cmd_run.cc
+void register_status(CLI::App& app, int* status);   // orchestrator/cmd_status.cc
+void register_collect(CLI::App& app, int* status);  // orchestrator/cmd_collect.cc
+void register_report(CLI::App& app, int* status);   // orchestrator/cmd_report.cc
+void register_compare(CLI::App& app, int* status);  // orchestrator/cmd_compare.cc
 
 }  // namespace fk::orchestrator

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/subprocess.h"
 #include "kernels/candidate/candidate_impl.h"
+#include "runner/heartbeat.h"
 #include "runner/kernel_stage.h"
 
 #include <filesystem>
@@ -119,6 +120,7 @@ std::vector<CandidateInstanceResult> candidate_check(const kernels::CandidateMan
     so.idle_timeout_s = o.instance_time_limit_s;
     so.merge_stderr = false;
     so.on_line = [&](const std::string& line) {
+      progress_tick();
       if (line.rfind("BEGIN ", 0) == 0) {
         current = std::stol(line.substr(6));
         return;

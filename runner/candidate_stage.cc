@@ -18,14 +18,18 @@ bool candidate_safe_in_process(Verdict v, const std::string& reason) {
 }
 
 CandidateStage::CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement,
-                               int threads)
-    : job_(job), group_(group), pl_(placement), threads_(threads) {
+                               int threads, std::string quarantine_reason)
+    : job_(job), group_(group), pl_(placement), threads_(threads), quarantine_(std::move(quarantine_reason)) {
   for (const auto& [op, folder] : job.candidates.ops) entries_.push_back(Entry{op, folder, {}, {}, {}, {}, {}, false});
 }
 
 void CandidateStage::build_one(Entry& e) {
   spec::Diagnostics diags;
   e.manifest = kernels::candidate_manifest_load(e.folder, diags);
+  if (!quarantine_.empty()) {  // an earlier attempt crashed or hung with this set: drop it
+    e.setup = {Verdict::kCrashed, fmt::format("quarantined: {}", quarantine_)};
+    return;
+  }
   if (!e.manifest) {
     e.setup = {Verdict::kCompileError, fmt::format("invalid kernel.yaml: {}", diags.to_string())};
     return;

@@ -22,7 +22,8 @@ namespace fk::runner {
 
 class CandidateStage {
  public:
-  CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement, int threads);
+  CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement, int threads,
+                 std::string quarantine_reason = "");
 
   bool empty() const { return entries_.empty(); }
   // Builds and loads every candidate. Collective over the group.
@@ -55,6 +56,7 @@ class CandidateStage {
   collectives::Communicator& group_;
   Placement pl_;
   int threads_;
+  std::string quarantine_;
   std::vector<Entry> entries_;
   std::vector<std::shared_ptr<kernels::OpImpl>> owned_;  // implementations the selected ImplSet points to
 };

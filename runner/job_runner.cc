@@ -9,6 +9,8 @@
 #include "runner/model_stage.h"
 
 #include <chrono>
+#include <csignal>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -72,14 +74,29 @@ std::vector<std::uint8_t> recv_bytes(collectives::Communicator& g, int from) {
   return bytes;
 }
 
-// Test seam: FK_RUNNER_FAULT=job:<group rank> makes that rank fail as a job starts,
-// while the other ranks go on into the job's first collectives.
-void inject_fault(int group_rank) {
+// Test seam: FK_RUNNER_FAULT=<kind>:<group rank>[:<attempt suffix>] makes that rank
+// misbehave as a job starts — kind `job` throws (a job error, exit 3), `crash` raises
+// SIGSEGV (exit 4), `hang` stops making progress forever; with an attempt suffix
+// ("a1") only attempts whose id ends with it are affected (fail once, then succeed).
+void inject_fault(int group_rank, const std::string& attempt) {
   const char* spec = std::getenv("FK_RUNNER_FAULT");
   if (spec == nullptr) return;
   const std::string s(spec);
-  if (s.rfind("job:", 0) == 0 && std::atoi(s.c_str() + 4) == group_rank)
-    fail(ErrorKind::kRuntime, "injected fault (FK_RUNNER_FAULT={})", s);
+  const auto c1 = s.find(':');
+  if (c1 == std::string::npos) return;
+  const std::string kind = s.substr(0, c1);
+  const auto c2 = s.find(':', c1 + 1);
+  const int rank = std::atoi(s.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1).c_str());
+  if (rank != group_rank) return;
+  if (c2 != std::string::npos) {
+    const std::string suffix = "." + s.substr(c2 + 1);
+    if (attempt.size() < suffix.size() || attempt.compare(attempt.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return;
+  }
+  if (kind == "job") fail(ErrorKind::kRuntime, "injected fault (FK_RUNNER_FAULT={})", s);
+  if (kind == "crash") std::raise(SIGSEGV);
+  if (kind == "hang")
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 }  // namespace
@@ -130,7 +147,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   const std::string started = now_iso();
   if (group.size() != job.layout.ranks())
     fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
-  inject_fault(group.rank());
+  inject_fault(group.rank(), options.attempt);
   const collectives::Grid grid(job.layout, group.rank());
   collectives::GroupComms comms = collectives::grid_split(group, grid);
   Placement pl;
@@ -141,7 +158,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   pl.dp = grid.dp();
   pl.dp_rank = grid.dp_rank();
 
-  CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)));
+  CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)),
+                            options.quarantine_reason);
   candidates.build();
 
   ModelStageConfig mc;

@@ -17,6 +17,10 @@ struct RunnerOptions {
   size_t flush_bytes = size_t{16} << 20;
   int64_t threads_per_rank = 1;
   std::string mpi_library;
+  // Set by the orchestrator after an attempt of this job crashed or hung with its
+  // candidates: they are reported CRASHED with this reason and not loaded (drop-and-retry).
+  std::string quarantine_reason;
+  std::string attempt;  // the orchestrator's attempt id (for logs and test seams)
 };
 
 // Path of a job's result file in `results_dir`.

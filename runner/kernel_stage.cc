@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "kernels/compare.h"
+#include "runner/heartbeat.h"
+#include "runner/test_seams.h"
 
 #include <chrono>
 #include <cstring>
@@ -72,6 +74,7 @@ std::vector<KernelInstanceResult> kernel_stage_run(const KernelStageConfig& c, c
       }
       const auto ref = kernels::run_reference(def, call);
       impl.run(call);
+      seam_perturb_outputs(def, call);  // test seam (test_seams.h)
       for (const auto& [index, expected] : ref) {
         const auto cmp = kernels::compare(call.args[index], expected, tol);
         worst = round == 0 && index == ref.begin()->first ? cmp : kernels::combine(worst, cmp);
@@ -109,6 +112,8 @@ std::vector<KernelInstanceResult> kernel_stage_run(const KernelStageConfig& c, c
       }
       const auto t0 = std::chrono::steady_clock::now();
       impl.run(calls[s]);
+      seam_stretch(t0);  // test seam (test_seams.h)
+      progress_tick();
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (i >= c.spec.warmup) r.seconds.push_back(dt);
     }

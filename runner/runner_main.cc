@@ -23,6 +23,7 @@
 #include "core/spec/job.h"
 #include "kernels/blas_info.h"
 #include "kernels/op.h"
+#include "runner/heartbeat.h"
 #include "runner/job_runner.h"
 
 #include <CLI/CLI.hpp>
@@ -123,6 +124,8 @@ struct Options {
   std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32", backend = "mpi";
   int64_t warmup = 5, iterations = 20;
   std::string flush = "16M";
+  std::string heartbeat, attempt = "manual", quarantine;
+  double heartbeat_interval = 2.0;
   int64_t threads = 0;
 };
 
@@ -236,6 +239,11 @@ int run_jobs(const Options& o) {
   ro.flush_bytes = *parse_size(o.flush);
   ro.mpi_library = mpi_library_version();
   ro.threads_per_rank = omp_get_max_threads();
+  ro.quarantine_reason = o.quarantine;
+  ro.attempt = o.attempt;
+  std::unique_ptr<fk::runner::Heartbeat> heartbeat;
+  if (!o.heartbeat.empty())
+    heartbeat = std::make_unique<fk::runner::Heartbeat>(o.heartbeat, o.attempt, world_rank(), o.heartbeat_interval);
 
   std::vector<const fk::spec::Job*> selected;
   for (const auto& j : file.jobs) selected.push_back(&j);
@@ -266,8 +274,10 @@ int run_jobs(const Options& o) {
         std::snprintf(g_current_job, sizeof g_current_job, "job %s (%s %s %s, candidate set %s)", job.id.c_str(),
                       job.arch.name.c_str(), job.layout.name().c_str(), job.workload.name.c_str(),
                       job.candidates.name.c_str());
+        if (heartbeat && group->rank() == 0) heartbeat->event("job_started", job.id);
         try {
           const fk::runner::JobSummary summary = fk::runner::job_run(job, *group, ro);
+          if (heartbeat && group->rank() == 0) heartbeat->event("job_finished", job.id);
           if (group->rank() == 0)
             fmt::print("fk-runner: job {} {} ({}) {} {}: {} -> {}\n", job.id, job.arch.name, job.arch.preset,
                        job.layout.name(), job.workload.name, summary.line(), path);
@@ -299,6 +309,10 @@ int main(int argc, char** argv) {
   app.add_flag("--force", o.force, "Rerun jobs whose result file exists");
   app.add_option("--flush-bytes", o.flush, "Cache-flush buffer of the kernel stage (e.g. 16M)");
   app.add_option("--threads", o.threads, "Threads per rank (default: cores / ranks on the node)");
+  app.add_option("--heartbeat", o.heartbeat, "host:port of the orchestrator's heartbeat listener");
+  app.add_option("--attempt", o.attempt, "Attempt id to report in heartbeats");
+  app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default 2)");
+  app.add_option("--quarantine", o.quarantine, "Report the jobs' candidates CRASHED with this reason; do not load them");
   app.add_flag("--collectives", o.collectives, "Run the collectives bandwidth probe instead of jobs");
   app.add_option("--min-bytes", o.min_bytes, "Probe: smallest message (e.g. 8, 1K)");
   app.add_option("--max-bytes", o.max_bytes, "Probe: largest message (e.g. 64M)");

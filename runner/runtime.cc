@@ -1,6 +1,8 @@
 #include "runner/runtime.h"
 
 #include "core/error.h"
+#include "runner/heartbeat.h"
+#include "runner/test_seams.h"
 
 #include <chrono>
 #include <cstring>
@@ -81,6 +83,7 @@ void InstanceRecorder::record(const std::string& op, const std::string& role, in
 Runtime::Runtime(ImplSet impls) : impls_(std::move(impls)) {}
 
 void Runtime::emit(const std::string& op, const std::string& role, EventKind kind, double seconds, double bytes) {
+  progress_tick();
   if (sink_ != nullptr) sink_->on_event({op, role, layer_, kind, seconds, bytes});
 }
 
@@ -105,6 +108,7 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     ++fallbacks_;
     impls_.baseline(op).run(call);
   }
+  seam_stretch(t0);  // test seam (test_seams.h)
   emit(op, role, EventKind::kCompute, seconds_since(t0), def.bytes ? def.bytes(call) : 0);
 }
 

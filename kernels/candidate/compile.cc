@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <map>
 #include <mutex>
+#include <set>
 
 #ifndef FK_CXX_COMPILER
 #define FK_CXX_COMPILER "c++"
@@ -119,9 +120,16 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
   try {
     // Every file of the folder (sources, headers they include, the manifest), in a
     // stable order, so that editing any of them rebuilds.
+    static const std::set<std::string> kinds = {".h", ".hh", ".hpp", ".cuh", ".inl", ".c", ".cc",
+                                                ".cpp", ".cxx", ".cu", ".yaml"};
+    const std::string cache = fs::absolute(o.cache_dir).lexically_normal().string();
     std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(m.folder))
-      if (e.is_regular_file() && e.file_size() < (size_t{8} << 20)) files.push_back(e.path());
+    for (const auto& e : fs::recursive_directory_iterator(m.folder)) {
+      const std::string p = e.path().lexically_normal().string();
+      if (p.rfind(cache, 0) == 0) continue;  // a build cache kept inside the folder
+      if (e.is_regular_file() && kinds.count(e.path().extension().string()) && e.file_size() < (size_t{8} << 20))
+        files.push_back(e.path());
+    }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) h.str(fs::relative(f, m.folder).string()).str(fs_read_file(f.string()));
     h.str(fs_read_file((fs::path(o.include_dir) / "fk_kernel.h").string()));

@@ -1,0 +1,48 @@
+// `fk collect --results DIR [-o FILE]`: merges the job files of a results folder into
+// one campaign file (results/campaign/merge.h; docs/results-schema.md).
+// Exit status: 0 every job file merged; 1 some file left out (named; the campaign
+// file is written without it) or the output cannot be written; 2 bad input.
+#include "core/error.h"
+#include "orchestrator/commands.h"
+#include "results/campaign/merge.h"
+
+#include <fmt/format.h>
+#include <memory>
+
+namespace fk::orchestrator {
+
+void register_collect(CLI::App& app, int* status) {
+  struct Options {
+    std::string results;
+    std::string output;
+    bool quiet = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("collect", "Merge a results folder's job files into one campaign file");
+  sub->add_option("--results", o->results, "Results folder (fk-runner --results)")->required();
+  sub->add_option("-o,--output", o->output, "Campaign file to write (default: <results>/campaign.h5)");
+  sub->add_flag("-q,--quiet", o->quiet, "Print only problems and the final line");
+  sub->callback([o, status] {
+    results::MergeOptions mo;
+    mo.results_dir = o->results;
+    mo.output = o->output;
+    mo.on_file = [&](const std::string& file, const std::string& problem) {
+      if (!problem.empty()) fmt::print(stderr, "fk collect: left out {}\n", problem);
+      (void)file;
+    };
+    try {
+      const results::MergeResult r = results::campaign_merge(mo);
+      if (!o->quiet && !r.skipped.empty())
+        fmt::print("fk collect: skipped {} temporary or campaign file(s)\n", r.skipped.size());
+      fmt::print("fk collect: {} job(s) ({} completed, {} failed), {} kernel rows, {} candidate rows -> {} in {:.2f} s{}\n",
+                 r.jobs, r.completed, r.failed, r.kernel_rows, r.candidate_rows, r.output, r.seconds,
+                 r.problems.empty() ? "" : fmt::format("; {} file(s) left out", r.problems.size()));
+      *status = r.problems.empty() ? 0 : 1;
+    } catch (const Error& e) {
+      fmt::print(stderr, "fk collect: {}\n", e.what());
+      *status = e.kind() == ErrorKind::kNotFound || e.kind() == ErrorKind::kInvalidArgument ? 2 : 1;
+    }
+  });
+}
+
+}  // namespace fk::orchestrator

@@ -1,0 +1,46 @@
+#include "orchestrator/journal.h"
+
+#include "core/error.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+namespace fk::orchestrator {
+
+Journal::Journal(std::string path) : path_(std::move(path)) {
+  file_ = std::fopen(path_.c_str(), "a");
+  if (file_ == nullptr) fail(ErrorKind::kIo, "{}: cannot open the journal: {}", path_, std::strerror(errno));
+}
+
+Journal::~Journal() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void Journal::append(const std::string& event, nlohmann::json fields) {
+  fields["event"] = event;
+  fields["t"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string line = fields.dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0 ||
+      ::fsync(::fileno(file_)) != 0)
+    fail(ErrorKind::kIo, "{}: cannot write the journal: {}", path_, std::strerror(errno));
+}
+
+std::vector<nlohmann::json> Journal::read(const std::string& path) {
+  std::vector<nlohmann::json> events;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      events.push_back(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::parse_error&) {
+      // A torn line from a crash mid-write: everything before it stands.
+    }
+  }
+  return events;
+}
+
+}  // namespace fk::orchestrator

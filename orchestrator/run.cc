@@ -1,0 +1,325 @@
+#include "orchestrator/run.h"
+
+#include "core/error.h"
+#include "core/spec/spec_file.h"
+#include "orchestrator/campaign_state.h"
+#include "orchestrator/heartbeat.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/local_executor.h"
+#include "orchestrator/lock.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/progress.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace fk::orchestrator {
+namespace fs = std::filesystem;
+namespace asio = boost::asio;
+
+std::string results_folder(const RunOptions& o, const std::string& campaign_name) {
+  return fs::absolute(o.results_dir.empty() ? "results/" + campaign_name : o.results_dir).lexically_normal().string();
+}
+
+namespace {
+
+class Orchestrator {
+ public:
+  Orchestrator(const RunOptions& o, const spec::Campaign& c, const Plan& plan, std::string results)
+      : o_(o), campaign_(c), plan_(plan), results_(std::move(results)), journal_(results_ + "/.fk-journal.jsonl"),
+        progress_(stdout, o.plain), signals_(io_, SIGINT, SIGTERM), watchdog_(io_) {
+    policy_.max_retries = o.max_retries >= 0 ? o.max_retries : static_cast<int>(c.executor.retries);
+    heartbeat_timeout_ = o.heartbeat_timeout_s > 0 ? o.heartbeat_timeout_s : c.executor.heartbeat_timeout_s;
+  }
+
+  int run(const std::vector<nlohmann::json>& history) {
+    for (const auto& j : plan_.job_file.jobs) {
+      JobTrack t;
+      t.id = j.id;
+      t.ranks = static_cast<int>(j.layout.ranks());
+      t.has_candidates = !j.candidates.ops.empty();
+      state_.add(t);
+      jobs_[j.id] = &j;
+    }
+    const auto stale = state_.replay(history);
+    for (const auto& [attempt, native] : stale) {
+      const bool killed = !native.empty() && native != "fake" && LocalExecutor::kill_stale(native);
+      journal_.append("abandoned", {{"attempt", attempt}, {"native_id", native}, {"killed", killed}});
+      if (killed) progress_.log(fmt::format("stopped attempt {} (pid {}) left by an earlier fk run", attempt, native));
+    }
+    // The job files are the truth: done exactly when its file exists.
+    int found = 0, missing = 0;
+    for (const auto& id : state_.order()) {
+      JobTrack& t = state_.job(id);
+      if (have_file(id)) {
+        found += t.phase != JobPhase::kDone;
+        state_.mark_done(id);
+      } else if (t.phase == JobPhase::kDone) {
+        t.phase = JobPhase::kPending;
+        ++missing;
+      }
+    }
+    if (missing > 0) progress_.log(fmt::format("{} job(s) the journal records as done have no file: running them again", missing));
+    journal_.append("start", {{"campaign", campaign_.name},
+                              {"campaign_file", campaign_.file},
+                              {"jobs", plan_.job_file.jobs.size()},
+                              {"resume", o_.resume},
+                              {"pid", ::getpid()}});
+    executor_ = o_.make_executor ? o_.make_executor(io_) : make_executor();
+    const int capacity = executor_->capacity();
+    for (const auto& j : plan_.job_file.jobs)
+      if (capacity > 0 && j.layout.ranks() > capacity) {
+        fmt::print(stderr,
+                   "fk run: job {} ({} {}) needs {} ranks but the {} executor runs {} at once; raise executor.slots "
+                   "or drop the layout\n",
+                   j.id, j.arch.name, j.layout.name(), j.layout.ranks(), executor_->name(), capacity);
+        return 2;
+      }
+    heartbeat_ = std::make_unique<HeartbeatServer>(io_, executor_->name() == "slurm" ? "0.0.0.0" : "127.0.0.1");
+    const Counts start = state_.counts();
+    progress_.log(fmt::format("campaign {}: {} jobs, {} already done{}; {} executor, {} ranks at once; results in {}",
+                              campaign_.name, start.total(), start.done,
+                              found > 0 ? fmt::format(" ({} found on disk)", found) : "", executor_->name(),
+                              capacity > 0 ? std::to_string(capacity) : "any", results_));
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      interrupt(sig);
+    });
+    watch();
+    schedule();
+    if (state_.finished() && running_.empty()) io_.stop();
+    io_.run();
+    progress_.finish();
+    const Counts end = state_.counts();
+    journal_.append(interrupted_ ? "interrupted" : "finished",
+                    {{"done", end.done}, {"failed", end.failed}, {"pending", end.pending}});
+    for (const auto& id : state_.order()) {
+      const JobTrack& t = state_.job(id);
+      if (t.phase == JobPhase::kFailed)
+        fmt::print(stderr, "fk run: job {} failed after {} attempt(s): {} (log: {})\n", id, t.attempts, t.reason,
+                   log_path(fmt::format("{}.a{}", id, t.attempts)));
+    }
+    fmt::print("fk run: {} of {} jobs done, {} failed{}; results in {}\n", end.done, end.total(), end.failed,
+               interrupted_ ? ", interrupted (resume with --resume)" : "", results_);
+    if (interrupted_) return 128 + signal_;
+    return end.failed > 0 ? 1 : 0;
+  }
+
+ private:
+  std::unique_ptr<Executor> make_executor() {
+    const std::string kind = o_.executor.empty() ? campaign_.executor.kind : o_.executor;
+    if (kind == "local") {
+      int slots = o_.slots > 0 ? o_.slots : static_cast<int>(campaign_.executor.slots);
+      if (slots <= 0) slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      return std::make_unique<LocalExecutor>(io_, slots);
+    }
+    fail(ErrorKind::kUnsupported, "executor '{}' is not available in this build (use local)", kind);
+  }
+
+  bool have_file(const std::string& id) const { return fs::exists(results_ + "/" + id + ".h5"); }
+  std::string log_path(const std::string& attempt) const { return results_ + "/logs/" + attempt + ".log"; }
+
+  int used() const {
+    int n = 0;
+    for (const auto& [attempt, job] : running_) n += state_.has(job) ? jobs_.at(job)->layout.ranks() : 0;
+    return n;
+  }
+
+  void schedule() {
+    if (interrupted_) return;
+    const int capacity = executor_->capacity();
+    for (const auto& id : state_.runnable()) {
+      const int ranks = static_cast<int>(jobs_.at(id)->layout.ranks());
+      if (capacity > 0 && used() + ranks > capacity) {
+        if (used() == 0) continue;  // never happens: checked up front
+        break;                      // keep plan order: wait for room
+      }
+      launch(id);
+    }
+    progress_.status(state_.counts(), mean_job_s(), std::max(1, static_cast<int>(running_.size())));
+  }
+
+  double mean_job_s() const { return finished_jobs_ > 0 ? total_job_s_ / finished_jobs_ : -1; }
+
+  void launch(const std::string& id) {
+    JobTrack& t = state_.job(id);
+    const spec::Job& job = *jobs_.at(id);
+    LaunchRequest r;
+    r.attempt_id = fmt::format("{}.a{}", id, t.attempts + 1);
+    r.job_ids = {id};
+    r.jobs_file = results_ + "/jobs.json";
+    r.results_dir = results_;
+    r.ranks = static_cast<int>(job.layout.ranks());
+    r.time_limit_s = job.time_limit_s;
+    r.heartbeat = heartbeat_->address(executor_->name() == "slurm" ? hostname() : "127.0.0.1");
+    r.log_file = log_path(r.attempt_id);
+    r.runner_args = {"--force"};
+    if (t.quarantined)
+      r.runner_args.insert(r.runner_args.end(),
+                           {"--quarantine", fmt::format("an earlier attempt crashed or hung: {}", t.reason)});
+    state_.launched(id, r.attempt_id, t.quarantined);
+    journal_.append("launch", {{"job", id}, {"attempt", r.attempt_id}, {"ranks", r.ranks}, {"quarantined", t.quarantined}});
+    heartbeat_->expect(r.attempt_id);
+    running_[r.attempt_id] = id;
+    started_[r.attempt_id] = std::chrono::steady_clock::now();
+    executor_->launch(r, [this, id](const AttemptResult& res) { ended(id, res); });
+    for (const auto& [attempt, native] : executor_->running())
+      if (attempt == r.attempt_id) journal_.append("native_id", {{"job", id}, {"attempt", attempt}, {"native_id", native}});
+    progress_.log(fmt::format("job {} {} {} {}: attempt {} started{}", id, job.arch.name, job.layout.name(),
+                              job.workload.name, t.attempts, t.quarantined ? " (candidates quarantined)" : ""));
+  }
+
+  void ended(const std::string& id, AttemptResult r) {
+    running_.erase(r.attempt_id);
+    heartbeat_->forget(r.attempt_id);
+    if (hung_.count(r.attempt_id)) {
+      r.end = AttemptEnd::kTimedOut;
+      r.reason = hung_[r.attempt_id];
+    }
+    const bool file = have_file(id);
+    if (interrupted_ && !file) {
+      journal_.append("end", {{"job", id}, {"attempt", r.attempt_id}, {"end", attempt_end_name(r.end)},
+                              {"decision", "interrupted"}, {"reason", "stopped by a signal"}});
+      state_.job(id).phase = JobPhase::kPending;
+      if (running_.empty()) io_.stop();
+      return;
+    }
+    const Decision d = state_.ended(id, r, file, policy_);
+    journal_.append("end", {{"job", id},
+                            {"attempt", r.attempt_id},
+                            {"end", attempt_end_name(r.end)},
+                            {"exit_code", r.exit_code},
+                            {"signal", r.signal},
+                            {"native_id", r.native_id},
+                            {"reason", r.reason},
+                            {"decision", decision_name(d)}});
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_[r.attempt_id]).count();
+    started_.erase(r.attempt_id);
+    if (d == Decision::kDone) {
+      total_job_s_ += secs;
+      ++finished_jobs_;
+      progress_.log(fmt::format("job {} done in {:.1f} s", id, secs));
+    } else {
+      progress_.log(fmt::format("job {} attempt {}: {} ({}) -> {}; log {}", id, r.attempt_id,
+                                attempt_end_name(r.end), r.reason.empty() ? "no reason given" : r.reason,
+                                decision_name(d), log_path(r.attempt_id)));
+    }
+    if (state_.finished() && running_.empty()) {
+      io_.stop();
+      return;
+    }
+    schedule();
+  }
+
+  // Every second: attempts that fell silent beyond the heartbeat timeout are stopped.
+  void watch() {
+    watchdog_.expires_after(std::chrono::seconds(1));
+    watchdog_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      for (const auto& [attempt, job] : running_) {
+        const double silent = heartbeat_->silence_s(attempt);
+        if (executor_->sends_heartbeats() && heartbeat_timeout_ > 0 && silent > heartbeat_timeout_ &&
+            !hung_.count(attempt)) {
+          hung_[attempt] = fmt::format("no heartbeat for {:.0f} s: hung, stopped", silent);
+          progress_.log(fmt::format("job {}: attempt {} silent for {:.0f} s, stopping it", job, attempt, silent));
+          executor_->cancel(attempt);
+        }
+      }
+      progress_.status(state_.counts(), mean_job_s(), std::max(1, static_cast<int>(running_.size())));
+      watch();
+    });
+  }
+
+  void interrupt(int sig) {
+    interrupted_ = true;
+    signal_ = sig;
+    progress_.log(fmt::format("{} received: stopping {} running attempt(s)", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                              running_.size()));
+    journal_.append("signal", {{"signal", sig}});
+    if (running_.empty()) {
+      io_.stop();
+      return;
+    }
+    std::vector<std::string> attempts;
+    for (const auto& [a, j] : running_) attempts.push_back(a);
+    for (const auto& a : attempts) executor_->cancel(a);
+  }
+
+  static std::string hostname() {
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+  }
+
+  const RunOptions& o_;
+  const spec::Campaign& campaign_;
+  const Plan& plan_;
+  std::string results_;
+  Journal journal_;
+  Progress progress_;
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer watchdog_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<HeartbeatServer> heartbeat_;
+  CampaignState state_;
+  RetryPolicy policy_;
+  double heartbeat_timeout_ = 0;
+  std::map<std::string, const spec::Job*> jobs_;
+  std::map<std::string, std::string> running_;  // attempt -> job
+  std::map<std::string, std::chrono::steady_clock::time_point> started_;
+  std::map<std::string, std::string> hung_;
+  bool interrupted_ = false;
+  int signal_ = 0;
+  double total_job_s_ = 0;
+  int finished_jobs_ = 0;
+};
+
+}  // namespace
+
+int run_campaign(const RunOptions& o) {
+  spec::Diagnostics diags;
+  auto campaign = spec::campaign_load_file(o.campaign_file, diags);
+  std::optional<Plan> plan;
+  if (campaign) plan = plan_campaign(*campaign, diags);
+  if (!plan) {
+    fmt::print(stderr, "{}fk run: {} error(s) in {}\n", diags.to_string(), diags.items().size(), o.campaign_file);
+    return 2;
+  }
+  const std::string results = results_folder(o, campaign->name);
+  std::error_code ec;
+  fs::create_directories(results + "/logs", ec);
+  if (ec) {
+    fmt::print(stderr, "fk run: cannot create {}: {}\n", results, ec.message());
+    return 2;
+  }
+  try {
+    ResultsLock lock(results);
+    const std::string journal = results + "/.fk-journal.jsonl";
+    const auto history = Journal::read(journal);
+    if (!history.empty() && !o.resume) {
+      fmt::print(stderr,
+                 "fk run: {} already holds a run of a campaign (journal {}); continue it with --resume, or choose "
+                 "another --results\n",
+                 results, journal);
+      return 2;
+    }
+    spec::job_file_write(results + "/jobs.json", plan->job_file);
+    Orchestrator orch(o, *campaign, *plan, results);
+    return orch.run(history);
+  } catch (const Error& e) {
+    fmt::print(stderr, "fk run: {}\n", e.what());
+    return e.kind() == ErrorKind::kInvalidArgument ? 2 : 1;
+  }
+}
+
+}  // namespace fk::orchestrator

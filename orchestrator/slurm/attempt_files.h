@@ -1,0 +1,52 @@
+// The files a Slurm attempt leaves in its attempt folder: the contract between the
+// batch script template (slurm/templates/attempt.sbatch) and the executor.
+//
+//   job.sbatch  the rendered script that was submitted
+//   started     one line per run of the script: "<job id> <restart count> <host> <epoch s>"
+//               (a requeued job appends a line each time Slurm starts it again)
+//   exit_code   written (atomically, via exit_code.tmp) when fk-runner's srun returns:
+//               "<exit code> <restart count> <job id> <1 if the script got SIGTERM else 0>"
+//               A new run deletes a stale one first.
+//
+// They let the executor know how an attempt ended when Slurm itself no longer can:
+// squeue forgets a job MinJobAge after it ends, and sacct needs an accounting database
+// that many clusters (and the test cluster) do not have.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fk::orchestrator {
+
+struct AttemptFiles {
+  std::string dir;
+  std::string script() const { return dir + "/job.sbatch"; }
+  std::string started() const { return dir + "/started"; }
+  std::string exit_code() const { return dir + "/exit_code"; }
+};
+
+struct ExitRecord {
+  int exit_code = -1;
+  int restarts = 0;
+  std::string job_id;
+  bool terminated = false;  // the script was sent SIGTERM (scancel, time limit, requeue)
+};
+
+struct StartRecord {  // the last line of `started`
+  std::string job_id;
+  int restarts = 0;
+  std::string host;
+  double epoch_s = 0;
+  int runs = 0;  // lines in the file
+};
+
+std::optional<ExitRecord> exit_record_parse(std::string_view text);
+std::optional<StartRecord> start_record_parse(std::string_view text);
+// Read from the attempt folder; nullopt when the file is missing or malformed.
+std::optional<ExitRecord> exit_record_read(const AttemptFiles& files);
+std::optional<StartRecord> start_record_read(const AttemptFiles& files);
+// The line the batch script writes (for fakes and tests).
+std::string exit_record_format(const ExitRecord& record);
+
+}  // namespace fk::orchestrator

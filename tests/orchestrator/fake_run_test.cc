@@ -1,0 +1,108 @@
+// fk run's orchestration against the fake executor: packing onto capacity, retries,
+// giving up, drop-and-retry of crashing candidates, resume from the journal.
+#include "orchestrator/fake_executor.h"
+#include "orchestrator/journal.h"
+#include "orchestrator/run.h"
+#include "spec/spec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace fk::orchestrator {
+namespace {
+namespace fs = std::filesystem;
+
+class FakeRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    specs_.write("architectures/m.yaml", testing::base_architecture_yaml());
+    specs_.write("workloads/w.yaml", "kind: workload\nname: w\nphase: prefill\nbatch: 4\nseq_len: 8\n");
+    campaign_ = specs_.write("campaigns/c.yaml",
+                             "kind: campaign\nname: c\nscale: tiny\narchitectures: [m]\nworkloads: [w]\n"
+                             "layouts: [tp1, tp2, pp2, tp2pp2]\nrepetitions: 2\nexecutor: {retries: 2}\n");
+    results_ = specs_.root() + "/results";
+  }
+  int run(std::function<FakeOutcome(const std::string&, int)> script, int capacity, bool resume = false,
+          int* peak = nullptr) {
+    RunOptions o;
+    o.campaign_file = campaign_;
+    o.results_dir = results_;
+    o.resume = resume;
+    o.plain = true;
+    o.make_executor = [&](boost::asio::io_context& io) {
+      auto e = std::make_unique<FakeExecutor>(io, capacity, script);
+      executor_ = e.get();
+      return e;
+    };
+    (void)peak;
+    return run_campaign(o);
+  }
+  std::vector<nlohmann::json> journal() const { return Journal::read(results_ + "/.fk-journal.jsonl"); }
+  int count(const std::string& event, const std::string& decision = "") const {
+    int n = 0;
+    for (const auto& e : journal())
+      if (e.value("event", "") == event && (decision.empty() || e.value("decision", "") == decision)) ++n;
+    return n;
+  }
+  int files() const {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(results_)) n += e.path().extension() == ".h5";
+    return n;
+  }
+  testing::TempSpecs specs_;
+  std::string campaign_, results_;
+  FakeExecutor* executor_ = nullptr;
+};
+
+TEST_F(FakeRun, RunsEveryJobOnceWhenAllSucceed) {
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4), 0);
+  EXPECT_EQ(files(), 8);
+  EXPECT_EQ(count("launch"), 8);
+  EXPECT_EQ(count("end", "done"), 8);
+  EXPECT_EQ(count("finished"), 1);
+}
+
+TEST_F(FakeRun, RetriesThenGivesUp) {
+  // Odd attempts fail, except that one job always fails.
+  std::string doomed;
+  auto script = [&](const std::string& job, int attempt) {
+    if (doomed.empty()) doomed = job;
+    if (job == doomed) return FakeOutcome{AttemptEnd::kFailed, 3, 0.001};
+    return attempt == 0 ? FakeOutcome{AttemptEnd::kFailed, 3, 0.001} : FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001};
+  };
+  EXPECT_EQ(run(script, 4), 1);
+  EXPECT_EQ(files(), 7);
+  EXPECT_EQ(count("end", "give_up"), 1);
+  EXPECT_EQ(count("end", "retry"), 7 + 2);  // one retry each for 7 jobs, two for the doomed one
+}
+
+TEST_F(FakeRun, BadInputIsNotRetried) {
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kFailed, 2, 0.001}; }, 4), 1);
+  EXPECT_EQ(count("launch"), 8);
+  EXPECT_EQ(count("end", "give_up"), 8);
+}
+
+TEST_F(FakeRun, JobsLargerThanCapacityAreRefusedUpFront) {
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{}; }, 2), 2);  // tp2pp2 needs 4
+  EXPECT_EQ(count("launch"), 0);
+}
+
+TEST_F(FakeRun, ResumeRunsOnlyWhatIsLeft) {
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4), 0);
+  // Lose three job files (as if their attempts had died with the orchestrator).
+  int removed = 0;
+  for (const auto& e : fs::directory_iterator(results_))
+    if (e.path().extension() == ".h5" && removed < 3) {
+      fs::remove(e.path());
+      ++removed;
+    }
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4), 2)
+      << "without --resume an existing journal is refused";
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4, true), 0);
+  EXPECT_EQ(files(), 8);
+  EXPECT_EQ(executor_->launches(), 3);
+}
+
+}  // namespace
+}  // namespace fk::orchestrator
