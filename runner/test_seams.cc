@@ -4,28 +4,32 @@
 #include "core/rng.h"
 
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace fk::runner {
 namespace {
 
-struct Noise {
-  std::string op;
-  double amplitude = 0;
-};
-
-Noise noise_from_env() {
+// op -> amplitude, from "OP:A[,OP:A...]" (malformed entries ignored).
+std::map<std::string, double> noise_from_env() {
+  std::map<std::string, double> out;
   const char* v = std::getenv("FK_RUNNER_PRECISION_NOISE");
-  if (v == nullptr) return {};
-  const std::string s(v);
-  const size_t colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return {};
-  return {s.substr(0, colon), std::strtod(s.c_str() + colon + 1, nullptr)};
+  if (v == nullptr) return out;
+  std::string s(v);
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    const std::string entry = s.substr(0, comma);
+    const size_t colon = entry.rfind(':');
+    if (colon != std::string::npos && colon > 0) out[entry.substr(0, colon)] = std::strtod(entry.c_str() + colon + 1, nullptr);
+    if (comma == std::string::npos) break;
+    s.erase(0, comma + 1);
+  }
+  return out;
 }
 
-const Noise& noise() {
-  static const Noise n = noise_from_env();
+const std::map<std::string, double>& noise() {
+  static const std::map<std::string, double> n = noise_from_env();
   return n;
 }
 
@@ -50,8 +54,9 @@ void seam_stretch(std::chrono::steady_clock::time_point start) {
 }
 
 void seam_perturb_outputs(const kernels::OpDef& def, const kernels::OpCall& call) {
-  const Noise& n = noise();
-  if (n.op.empty() || n.op != def.name || n.amplitude == 0) return;
+  const auto it = noise().find(def.name);
+  if (it == noise().end() || it->second == 0) return;
+  const double amplitude = it->second;
   const RngStream rng(0x5eedu, "fk-runner.precision-noise");
   uint64_t counter = 0;
   for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i) {
@@ -62,7 +67,7 @@ void seam_perturb_outputs(const kernels::OpDef& def, const kernels::OpCall& call
     const auto count = static_cast<size_t>(t.numel());
     std::vector<double> values(count);
     dtype_convert(t.data(), t.dtype(), values.data(), DType::kF64, count);
-    for (double& x : values) x *= 1.0 + n.amplitude * static_cast<double>(rng.uniform(counter++, -1.0f, 1.0f));
+    for (double& x : values) x *= 1.0 + amplitude * static_cast<double>(rng.uniform(counter++, -1.0f, 1.0f));
     dtype_convert(values.data(), DType::kF64, t.data(), t.dtype(), count);
   }
 }

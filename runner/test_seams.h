@@ -8,10 +8,11 @@
 //                                 iterations, model-stage op calls, hence step times)
 //                                 lasts F times as long: the caller spins before it
 //                                 reads the clock. Other values: no effect.
-//   FK_RUNNER_PRECISION_NOISE=OP:A  the kernel stage's precision rounds perturb op OP's
-//                                 float outputs to x * (1 + A * u), u uniform in
-//                                 [-1, 1] from a fixed stream, before comparing them
-//                                 with the fp64 reference. Timing is unaffected.
+//   FK_RUNNER_PRECISION_NOISE=OP:A[,OP:A...]  the kernel stage's precision rounds
+//                                 perturb each named op's float outputs to
+//                                 x * (1 + A * u), u uniform in [-1, 1] from a fixed
+//                                 stream, before comparing them with the fp64
+//                                 reference. Timing is unaffected.
 #pragma once
 
 #include "kernels/op.h"

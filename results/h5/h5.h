@@ -1,5 +1,6 @@
 // fk::h5 — the generic HDF5 layer of results/: atomic file creation (Writer), reading
-// (File), groups, attributes, N-D numeric datasets and tables (compound datasets).
+// (File), groups, attributes, N-D numeric datasets, tables (compound datasets) and
+// copies of whole groups between files (copy.h).
 // The job and campaign schemas are built on top of it; docs/results-schema.md
 // ("HDF5 conventions") says how the files look from h5py, pandas and h5dump.
 //
@@ -13,6 +14,7 @@
 //   fk::h5::Table t = fk::h5::File::open_read("job.h5").read_table("kernel_stage/timings/ops");
 #pragma once
 
+#include "results/h5/copy.h"
 #include "results/h5/dataset.h"
 #include "results/h5/error.h"
 #include "results/h5/file.h"

@@ -1,0 +1,206 @@
+#include "results/campaign/job_digest.h"
+
+#include "results/campaign/stats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace fk::results {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string str_attr(const h5::Group& g, const char* name) {
+  return g.has_attr(name) ? g.attr<std::string>(name) : std::string();
+}
+int64_t int_attr(const h5::Group& g, const char* name, int64_t fallback) {
+  return g.has_attr(name) ? g.attr<int64_t>(name) : fallback;
+}
+
+bool has_table(const h5::Group& g, const char* path) {
+  return g.exists(path) && g.kind(path) == h5::ObjectKind::kDataset;
+}
+
+void read_times(const h5::Table& steps, const std::string& run, RunFigures& out) {
+  const auto& runs = steps.column<std::string>("run");
+  const auto& iters = steps.column<int64_t>("iteration");
+  const auto& names = steps.column<std::string>("step");
+  const auto& total = steps.column<double>("total_s");
+  const auto& compute = steps.column<double>("compute_s");
+  const auto& comm = steps.column<double>("comm_s");
+  struct StepAcc {
+    double max_total = 0, sum_total = 0, sum_compute = 0, sum_comm = 0;
+    int64_t ranks = 0;
+  };
+  std::map<int64_t, std::map<std::string, StepAcc>> by_iter;
+  for (size_t i = 0; i < steps.rows(); ++i) {
+    if (runs[i] != run) continue;
+    StepAcc& a = by_iter[iters[i]][names[i]];
+    a.max_total = std::max(a.max_total, total[i]);
+    a.sum_total += total[i];
+    a.sum_compute += compute[i];
+    a.sum_comm += comm[i];
+    ++a.ranks;
+  }
+  std::vector<double> model, mean_rank, comp, com;
+  for (const auto& [it, by_step] : by_iter) {
+    double m = 0, mr = 0, c = 0, k = 0;
+    for (const auto& [name, a] : by_step) {
+      const double r = static_cast<double>(std::max<int64_t>(1, a.ranks));
+      m += a.max_total;
+      mr += a.sum_total / r;
+      c += a.sum_compute / r;
+      k += a.sum_comm / r;
+    }
+    model.push_back(m);
+    mean_rank.push_back(mr);
+    comp.push_back(c);
+    com.push_back(k);
+  }
+  out.present = !by_iter.empty();
+  out.iterations = static_cast<int64_t>(by_iter.size());
+  out.model_s = stats_median(model);
+  out.mean_rank_s = stats_median(mean_rank);
+  out.compute_s = stats_median(comp);
+  out.comm_s = stats_median(com);
+}
+
+void read_precision(const h5::Group& ms, const std::string& run, RunFigures& out) {
+  out.last_layer_err = out.top1 = out.kl = kNaN;
+  if (has_table(ms, "layers")) {
+    const h5::Table t = ms.read_table("layers");
+    const auto& runs = t.column<std::string>("run");
+    const auto& steps = t.column<std::string>("step");
+    const auto& layer = t.column<int64_t>("layer");
+    const auto& err = t.column<double>("rel_err_vs_fp32");
+    int64_t last = -1;
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (runs[i] == run && steps[i] == "prefill" && layer[i] > last) {
+        last = layer[i];
+        out.last_layer_err = err[i];
+      }
+  }
+  if (has_table(ms, "logits")) {
+    const h5::Table t = ms.read_table("logits");
+    const auto& runs = t.column<std::string>("run");
+    const auto& seqs = t.column<int64_t>("sequences");
+    const auto& top1 = t.column<double>("top1_vs_fp32");
+    const auto& kl = t.column<double>("kl_vs_fp32");
+    double n = 0, t1 = 0, k = 0;
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (runs[i] == run) {
+        const double w = static_cast<double>(seqs[i]);
+        n += w;
+        t1 += w * top1[i];
+        k += w * kl[i];
+      }
+    if (n > 0) {
+      out.top1 = t1 / n;
+      out.kl = k / n;
+    }
+  }
+}
+
+RunFigures run_figures(const h5::Group& root, const std::string& run) {
+  RunFigures f;
+  f.model_s = f.compute_s = f.comm_s = f.mean_rank_s = kNaN;
+  f.last_layer_err = f.top1 = f.kl = kNaN;
+  if (!root.exists("model_stage")) return f;
+  const h5::Group ms = root.open_group("model_stage");
+  if (has_table(ms, "steps")) read_times(ms.read_table("steps"), run, f);
+  if (f.present) read_precision(ms, run, f);
+  return f;
+}
+
+}  // namespace
+
+std::string job_family(const h5::Group& root, const std::string& model_type) {
+  std::string text;
+  if (root.has_attr("job_json")) {
+    text = root.attr<std::string>("job_json");
+  } else if (root.exists("job_json") && root.kind("job_json") == h5::ObjectKind::kDataset) {
+    const std::vector<int32_t> bytes = root.read_array<int32_t>("job_json");
+    text.assign(bytes.begin(), bytes.end());
+  }
+  std::string family;
+  if (!text.empty()) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_discarded() && j.contains("architecture") && j["architecture"].contains("family") &&
+        j["architecture"]["family"].is_string())
+      family = j["architecture"]["family"].get<std::string>();
+  }
+  return family.empty() ? model_type : family;
+}
+
+std::string layout_short(const JobKeys& k) {
+  std::string s;
+  if (k.tp > 1) s += "tp" + std::to_string(k.tp);
+  if (k.pp > 1) s += "pp" + std::to_string(k.pp);
+  if (k.dp > 1) s += "dp" + std::to_string(k.dp);
+  return s.empty() ? "tp1" : s;
+}
+
+std::string job_label(const JobKeys& k) {
+  std::string s = k.architecture + "/" + k.workload + "/" + k.layout;
+  if (!k.candidate_set.empty()) s += "/" + k.candidate_set;
+  if (k.repetition > 0) s += "/rep" + std::to_string(k.repetition);
+  return s;
+}
+
+JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id) {
+  JobDigest d;
+  JobKeys& k = d.keys;
+  k.job_id = str_attr(root, "job_id");
+  if (k.job_id.empty()) k.job_id = fallback_id;
+  k.campaign = str_attr(root, "campaign");
+  k.architecture = str_attr(root, "architecture");
+  k.preset = str_attr(root, "preset");
+  k.model_type = str_attr(root, "model_type");
+  k.family = job_family(root, k.model_type);
+  k.workload = str_attr(root, "workload");
+  k.phase = str_attr(root, "phase");
+  k.dtype = str_attr(root, "dtype");
+  k.layout = str_attr(root, "layout");
+  k.tp = int_attr(root, "tp", 1);
+  k.pp = int_attr(root, "pp", 1);
+  k.dp = int_attr(root, "dp", 1);
+  k.ranks = int_attr(root, "ranks", k.tp * k.pp * k.dp);
+  k.candidate_set = str_attr(root, "candidate_set");
+  k.backend = str_attr(root, "backend");
+  k.seed = int_attr(root, "seed", 0);
+  k.repetition = int_attr(root, "repetition", 0);
+  d.status = str_attr(root, "status");
+  d.error = str_attr(root, "error");
+  d.started_at = str_attr(root, "started_at");
+  d.device = str_attr(root, "device");
+  d.fk_version = str_attr(root, "fk_version");
+  d.wall_s = root.has_attr("wall_s") ? root.attr<double>("wall_s") : kNaN;
+
+  d.kernel_max_rel_l2 = kNaN;
+  if (has_table(root, "kernel_stage/instances")) {
+    const h5::Table t = root.read_table("kernel_stage/instances");
+    const auto& passed = t.column<bool>("passed");
+    const auto& rel = t.column<double>("rel_l2");
+    d.kernels_total = static_cast<int64_t>(t.rows());
+    for (size_t i = 0; i < t.rows(); ++i) {
+      d.kernels_passed += passed[i];
+      if (std::isnan(d.kernel_max_rel_l2) || rel[i] > d.kernel_max_rel_l2) d.kernel_max_rel_l2 = rel[i];
+    }
+  }
+  d.baseline = run_figures(root, "baseline");
+  d.selected = run_figures(root, "selected");
+  d.e2e_speedup = d.selected.present && d.selected.model_s > 0 ? d.baseline.model_s / d.selected.model_s : kNaN;
+  if (has_table(root, "candidates/summary")) {
+    const h5::Table t = root.read_table("candidates/summary");
+    const auto& verdict = t.column<std::string>("verdict");
+    d.candidates = static_cast<int64_t>(t.rows());
+    for (const auto& v : verdict) d.candidates_passed += v == "PASSED";
+  }
+  return d;
+}
+
+}  // namespace fk::results

@@ -1,0 +1,32 @@
+// Copying objects between files (and unlinking them again): a group with everything below it (groups, datasets,
+// attributes) or one dataset, with H5Ocopy. Data are copied as stored — chunking,
+// filters and compressed chunks stay as they are, nothing is converted — so copying
+// a whole job file into a campaign file costs little more than its bytes.
+//
+//   fk::h5::File job = fk::h5::File::open_read("results/7a7ecb8b94a2.h5");
+//   fk::h5::copy_object(job, ".", writer, "jobs/7a7ecb8b94a2");  // the whole file
+#pragma once
+
+#include "results/h5/group.h"
+
+#include <string_view>
+
+namespace fk::h5 {
+
+// Copies the object at `from_path` below `from` ("." or "" for `from` itself, e.g. a
+// file's root group; absolute paths allowed) to `to_path` below `to`, creating the
+// missing parent groups. The copy of a group holds all its members and attributes,
+// recursively; a file's root copies as a group carrying the root's attributes. `from`
+// and `to` may be in the same file or different ones.
+// kNotFound when the source does not exist; kInvalidArgument when `to_path` is empty
+// or already exists (nothing is overwritten); kIo naming both places when HDF5 fails
+// (a damaged source), after unlinking any part of the copy already made (the space it
+// took stays allocated in the destination file).
+void copy_object(const Group& from, std::string_view from_path, Group& to, std::string_view to_path);
+
+// Unlinks `path` below `group` (a group goes with everything below it), e.g. to take
+// back a copy. The file does not shrink: HDF5 does not reuse the space until the file
+// is repacked. kNotFound when `path` does not exist; kInvalidArgument for "" or ".".
+void remove_object(Group& group, std::string_view path);
+
+}  // namespace fk::h5
