@@ -1,6 +1,7 @@
 // `fk run <campaign.yaml> [--executor local|slurm] [--results DIR] [--resume]`.
 #include "orchestrator/commands.h"
 #include "orchestrator/run.h"
+#include "orchestrator/slurm/slurm_executor.h"
 
 #include <memory>
 
@@ -8,6 +9,9 @@ namespace fk::orchestrator {
 
 void register_run(CLI::App& app, int* status) {
   auto o = std::make_shared<RunOptions>();
+  o->executor_kinds["slurm"] = {
+      [](boost::asio::io_context& io, const spec::ExecutorSpec& spec) { return make_slurm_executor(io, spec); },
+      [](const std::string& native_id) { return slurm_cancel_stale(native_id); }};
   CLI::App* sub = app.add_subcommand("run", "Run a campaign: plan, launch, supervise, retry; results per job");
   sub->add_option("campaign", o->campaign_file, "Campaign spec (YAML)")->required();
   sub->add_option("--executor", o->executor, "local or slurm (default: the campaign's executor.kind)")

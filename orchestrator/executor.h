@@ -62,6 +62,12 @@ class Executor {
   virtual void cancel(const std::string& attempt_id) = 0;
   // Native ids of attempts still running (for the journal: resume kills or re-attaches).
   virtual std::vector<std::pair<std::string, std::string>> running() const = 0;
+  // The native id of one running attempt ("" when unknown).
+  virtual std::string native_id(const std::string& attempt_id) const {
+    for (const auto& [a, n] : running())
+      if (a == attempt_id) return n;
+    return "";
+  }
   // Whether attempts report heartbeats (fk-runner does; a simulation does not): the
   // orchestrator stops attempts that fall silent only when they do.
   virtual bool sends_heartbeats() const { return true; }

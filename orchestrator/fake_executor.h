@@ -30,6 +30,9 @@ class FakeExecutor final : public Executor {
   void cancel(const std::string& attempt_id) override;
   std::vector<std::pair<std::string, std::string>> running() const override;
   bool sends_heartbeats() const override { return false; }
+  std::string native_id(const std::string& attempt_id) const override {
+    return pending_.count(attempt_id) ? "fake" : "";
+  }
   int64_t launches() const { return launches_; }
 
  private:

@@ -16,16 +16,28 @@ Journal::Journal(std::string path) : path_(std::move(path)) {
 }
 
 Journal::~Journal() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (file_ != nullptr) {
+    ::fsync(::fileno(file_));
+    std::fclose(file_);
+  }
 }
 
-void Journal::append(const std::string& event, nlohmann::json fields) {
+void Journal::append(const std::string& event, nlohmann::json fields, bool durable) {
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   fields["event"] = event;
-  fields["t"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  fields["t"] = now;
   const std::string line = fields.dump() + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0 ||
-      ::fsync(::fileno(file_)) != 0)
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
     fail(ErrorKind::kIo, "{}: cannot write the journal: {}", path_, std::strerror(errno));
+  if (durable || now - last_sync_ > sync_interval_s_) {
+    sync();
+    last_sync_ = now;
+  }
+}
+
+void Journal::sync() {
+  if (::fsync(::fileno(file_)) != 0)
+    fail(ErrorKind::kIo, "{}: cannot sync the journal: {}", path_, std::strerror(errno));
 }
 
 std::vector<nlohmann::json> Journal::read(const std::string& path) {

@@ -23,8 +23,13 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  // Appends one event ({"t": unix seconds, "event": name, ...fields}) durably.
-  void append(const std::string& event, nlohmann::json fields = nlohmann::json::object());
+  // Appends one event ({"t": unix seconds, "event": name, ...fields}) and hands it to
+  // the kernel (so it survives the orchestrator's death, kill -9 included). It reaches
+  // the disk (fsync) at once when `durable`, else within sync_interval_s: losing the
+  // last events to a machine crash only reruns work (job files are the truth).
+  void append(const std::string& event, nlohmann::json fields = nlohmann::json::object(), bool durable = false);
+  // fsync now.
+  void sync();
   const std::string& path() const { return path_; }
 
   // Every complete event of a journal file (empty when it does not exist).
@@ -33,6 +38,8 @@ class Journal {
  private:
   std::string path_;
   std::FILE* file_ = nullptr;
+  double last_sync_ = 0;
+  double sync_interval_s_ = 0.5;
 };
 
 }  // namespace fk::orchestrator

@@ -26,6 +26,10 @@ class LocalExecutor final : public Executor {
   void launch(const LaunchRequest& request, Done done) override;
   void cancel(const std::string& attempt_id) override;
   std::vector<std::pair<std::string, std::string>> running() const override;
+  std::string native_id(const std::string& attempt_id) const override {
+    auto it = children_.find(attempt_id);
+    return it == children_.end() ? "" : std::to_string(it->second->pid);
+  }
 
   // The command an attempt runs (mpirun ... fk-runner ...).
   static std::vector<std::string> command(const LaunchRequest& request);

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <csignal>
+#include <deque>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
@@ -52,7 +53,7 @@ class Orchestrator {
     }
     const auto stale = state_.replay(history);
     for (const auto& [attempt, native] : stale) {
-      const bool killed = !native.empty() && native != "fake" && LocalExecutor::kill_stale(native);
+      const bool killed = !native.empty() && native != "fake" && kill_stale(native);
       journal_.append("abandoned", {{"attempt", attempt}, {"native_id", native}, {"killed", killed}});
       if (killed) progress_.log(fmt::format("stopped attempt {} (pid {}) left by an earlier fk run", attempt, native));
     }
@@ -73,7 +74,8 @@ class Orchestrator {
                               {"campaign_file", campaign_.file},
                               {"jobs", plan_.job_file.jobs.size()},
                               {"resume", o_.resume},
-                              {"pid", ::getpid()}});
+                              {"pid", ::getpid()}},
+                    true);
     executor_ = o_.make_executor ? o_.make_executor(io_) : make_executor();
     const int capacity = executor_->capacity();
     for (const auto& j : plan_.job_file.jobs)
@@ -90,6 +92,7 @@ class Orchestrator {
                               campaign_.name, start.total(), start.done,
                               found > 0 ? fmt::format(" ({} found on disk)", found) : "", executor_->name(),
                               capacity > 0 ? std::to_string(capacity) : "any", results_));
+    for (const auto& id : state_.runnable()) queue_.push_back(id);
     signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       interrupt(sig);
@@ -115,8 +118,19 @@ class Orchestrator {
   }
 
  private:
+  std::string executor_kind() const { return o_.executor.empty() ? campaign_.executor.kind : o_.executor; }
+
+  bool kill_stale(const std::string& native) const {
+    const std::string kind = executor_kind();
+    if (kind == "local") return LocalExecutor::kill_stale(native);
+    const auto it = o_.executor_kinds.find(kind);
+    return it != o_.executor_kinds.end() && it->second.kill_stale && it->second.kill_stale(native);
+  }
+
   std::unique_ptr<Executor> make_executor() {
-    const std::string kind = o_.executor.empty() ? campaign_.executor.kind : o_.executor;
+    const std::string kind = executor_kind();
+    if (const auto it = o_.executor_kinds.find(kind); it != o_.executor_kinds.end() && it->second.make)
+      return it->second.make(io_, campaign_.executor);
     if (kind == "local") {
       int slots = o_.slots > 0 ? o_.slots : static_cast<int>(campaign_.executor.slots);
       if (slots <= 0) slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -128,21 +142,20 @@ class Orchestrator {
   bool have_file(const std::string& id) const { return fs::exists(results_ + "/" + id + ".h5"); }
   std::string log_path(const std::string& attempt) const { return results_ + "/logs/" + attempt + ".log"; }
 
-  int used() const {
-    int n = 0;
-    for (const auto& [attempt, job] : running_) n += state_.has(job) ? jobs_.at(job)->layout.ranks() : 0;
-    return n;
-  }
-
+  // Launches pending jobs in plan order while they fit (a job that does not fit waits
+  // for room, and the jobs behind it wait too: order is kept).
   void schedule() {
     if (interrupted_) return;
     const int capacity = executor_->capacity();
-    for (const auto& id : state_.runnable()) {
-      const int ranks = static_cast<int>(jobs_.at(id)->layout.ranks());
-      if (capacity > 0 && used() + ranks > capacity) {
-        if (used() == 0) continue;  // never happens: checked up front
-        break;                      // keep plan order: wait for room
+    while (!queue_.empty()) {
+      const std::string id = queue_.front();
+      if (state_.job(id).phase != JobPhase::kPending) {
+        queue_.pop_front();
+        continue;
       }
+      const int ranks = static_cast<int>(jobs_.at(id)->layout.ranks());
+      if (capacity > 0 && used_ + ranks > capacity) break;
+      queue_.pop_front();
       launch(id);
     }
     progress_.status(state_.counts(), mean_job_s(), std::max(1, static_cast<int>(running_.size())));
@@ -170,10 +183,14 @@ class Orchestrator {
     journal_.append("launch", {{"job", id}, {"attempt", r.attempt_id}, {"ranks", r.ranks}, {"quarantined", t.quarantined}});
     heartbeat_->expect(r.attempt_id);
     running_[r.attempt_id] = id;
+    used_ += r.ranks;
     started_[r.attempt_id] = std::chrono::steady_clock::now();
-    executor_->launch(r, [this, id](const AttemptResult& res) { ended(id, res); });
-    for (const auto& [attempt, native] : executor_->running())
-      if (attempt == r.attempt_id) journal_.append("native_id", {{"job", id}, {"attempt", attempt}, {"native_id", native}});
+    executor_->launch(r, [this, id, ranks = r.ranks](const AttemptResult& res) {
+      used_ -= ranks;
+      ended(id, res);
+    });
+    if (const std::string native = executor_->native_id(r.attempt_id); !native.empty())
+      journal_.append("native_id", {{"job", id}, {"attempt", r.attempt_id}, {"native_id", native}});
     progress_.log(fmt::format("job {} {} {} {}: attempt {} started{}", id, job.arch.name, job.layout.name(),
                               job.workload.name, t.attempts, t.quarantined ? " (candidates quarantined)" : ""));
   }
@@ -217,6 +234,7 @@ class Orchestrator {
       io_.stop();
       return;
     }
+    if (d == Decision::kRetry || d == Decision::kRetryQuarantined) queue_.push_back(id);
     schedule();
   }
 
@@ -276,6 +294,8 @@ class Orchestrator {
   double heartbeat_timeout_ = 0;
   std::map<std::string, const spec::Job*> jobs_;
   std::map<std::string, std::string> running_;  // attempt -> job
+  std::deque<std::string> queue_;               // pending jobs in launch order
+  int used_ = 0;                                // ranks of running attempts
   std::map<std::string, std::chrono::steady_clock::time_point> started_;
   std::map<std::string, std::string> hung_;
   bool interrupted_ = false;

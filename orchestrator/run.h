@@ -11,9 +11,11 @@
 // without them (drop-and-retry) so its baseline results and the verdict still land.
 #pragma once
 
+#include "core/spec/campaign.h"
 #include "orchestrator/executor.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,6 +32,16 @@ struct RunOptions {
   double heartbeat_timeout_s = -1;  // override executor.heartbeat_timeout
   // Tests and benchmarks: build the executor themselves.
   std::function<std::unique_ptr<Executor>(boost::asio::io_context&)> make_executor;
+
+  // Executor kinds beyond "local", by name: `fk` registers "slurm" (orchestrator/slurm/),
+  // which fk_orchestrator itself does not link.
+  struct ExecutorKind {
+    std::function<std::unique_ptr<Executor>(boost::asio::io_context&, const spec::ExecutorSpec&)> make;
+    // Stops an attempt an earlier orchestrator left running (resume), if it is still
+    // ours; returns whether it stopped something.
+    std::function<bool(const std::string& native_id)> kill_stale;
+  };
+  std::map<std::string, ExecutorKind> executor_kinds;
 };
 
 // Returns the exit status: 0 every job done, 1 some job failed, 2 bad input, 130/143

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libopenmpi-dev openmpi-bin
+  slurm-wlm munge libpmix-dev
   libhdf5-dev libhdf5-openmpi-dev hdf5-tools
   libyaml-cpp-dev libboost-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libopenblas-dev
