@@ -15,5 +15,6 @@ void register_status(CLI::App& app, int* status);   // orchestrator/cmd_status.c
 void register_collect(CLI::App& app, int* status);  // orchestrator/cmd_collect.cc
 void register_report(CLI::App& app, int* status);   // orchestrator/cmd_report.cc
 void register_compare(CLI::App& app, int* status);  // orchestrator/cmd_compare.cc
+void register_forward(CLI::App& app, int* status);  // orchestrator/cmd_forward.cc
 
 }  // namespace fk::orchestrator

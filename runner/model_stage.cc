@@ -179,6 +179,7 @@ class ModelStage {
       int64_t current_qlen = 0;
       if (it == 0) {
         model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+          if (layer < 0 || layer >= a_.num_hidden_layers) return;  // embeddings, final norm: not traced
           Tensor t = traced(stream, current_qlen);
           auto key = std::make_tuple(current_step, layer, seq_begin);
           if (is_fp32) {

@@ -2,6 +2,8 @@
 //
 //   fk-runner --jobs jobs.json --results DIR [--only ID,...] [--force]
 //   fk-runner --collectives [--min-bytes 8] [--max-bytes 64M] [--dtype fp32] ...
+//   fk-runner --forward SPEC --inputs IN.safetensors [--weights CKPT] [--layout tp2pp2]
+//             [--dtype fp32] -o OUT.safetensors      (what `fk forward` launches)
 //
 // The world is split into job groups of tp*pp*dp ranks (jobs are taken in order of
 // their size; consecutive world ranks form a group, so a TP group stays on a node when
@@ -24,6 +26,7 @@
 #include "kernels/blas_info.h"
 #include "kernels/op.h"
 #include "runner/heartbeat.h"
+#include "runner/forward.h"
 #include "runner/job_runner.h"
 
 #include <CLI/CLI.hpp>
@@ -116,6 +119,11 @@ int local_ranks() {
   return n;
 }
 
+// Thrown on every rank when agree() found a failure (the failing rank printed it).
+struct AgreedFailure {
+  int status;
+};
+
 struct Options {
   std::string jobs, results;
   std::vector<std::string> only;
@@ -127,6 +135,8 @@ struct Options {
   std::string heartbeat, attempt = "manual", quarantine;
   double heartbeat_interval = 2.0;
   int64_t threads = 0;
+  std::string forward, weights, inputs, layout = "tp1", output, preset = "full";
+  uint64_t seed = 0;
 };
 
 std::optional<size_t> parse_size(const std::string& s) {
@@ -187,6 +197,37 @@ int run_collectives(const Options& o) {
     fmt::print("{}", fk::collectives::probe_format_table(rows));
   }
   return 0;
+}
+
+int run_forward(const Options& o) {
+  fk::runner::ForwardOptions fo;
+  fo.spec_file = o.forward;
+  fo.preset = o.preset;
+  fo.weights = o.weights;
+  fo.inputs = o.inputs;
+  fo.layout = o.layout;
+  fo.dtype = o.dtype;
+  fo.output = o.output;
+  fo.seed = o.seed;
+  fk::runner::ForwardPlan plan;
+  std::string problem;
+  try {
+    plan = fk::runner::forward_prepare(fo, world_size());
+  } catch (const fk::Error& e) {
+    problem = e.what();
+  }
+  if (int s = agree(problem.empty() ? 0 : kExitBadInput, problem); s != 0) return s;
+  auto world = fk::collectives::mpi_world();
+  int status = 0;
+  try {
+    const std::string line = fk::runner::forward_execute(plan, *world, [](const std::string& p) {
+      if (const int s = agree(p.empty() ? 0 : kExitBadInput, p); s != 0) throw AgreedFailure{s};
+    });
+    if (!line.empty()) fmt::print("{}\n", line);
+  } catch (const AgreedFailure& f) {
+    status = f.status;
+  }
+  return status;
 }
 
 int run_jobs(const Options& o) {
@@ -320,6 +361,13 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, "Probe: mpi (host buffers) or nccl (one GPU per rank)");
   app.add_option("--warmup", o.warmup, "Probe: warm-up iterations per size");
   app.add_option("--iters", o.iterations, "Probe: timed iterations per size");
+  app.add_option("--forward", o.forward, "Run one forward pass of this architecture spec (fk forward)");
+  app.add_option("--preset", o.preset, "Forward: the spec's preset (default full)");
+  app.add_option("--weights", o.weights, "Forward: checkpoint (.safetensors or folder; default: the spec's)");
+  app.add_option("--inputs", o.inputs, "Forward: safetensors file with input_ids [batch, seq]");
+  app.add_option("--layout", o.layout, "Forward: tpNppNdpN (default tp1)");
+  app.add_option("--seed", o.seed, "Forward: seed of random weights when there is no checkpoint");
+  app.add_option("-o,--output", o.output, "Forward: safetensors file to write");
   int status = 0;
   std::string problem;
   try {
@@ -342,7 +390,7 @@ int main(int argc, char** argv) {
   install_crash_handlers();
   fk::kernels::blas_set_threads(threads);
   try {
-    status = o.collectives ? run_collectives(o) : run_jobs(o);
+    status = o.collectives ? run_collectives(o) : !o.forward.empty() ? run_forward(o) : run_jobs(o);
   } catch (const std::exception& e) {
     abort_all("fk-runner", e.what(), kExitJobFailed);
   }

@@ -261,7 +261,7 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
   rt_.set_layer(-1);
 }
 
-Tensor Transformer::head(Stream& s, int64_t seqs, int64_t q_len) {
+Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len) {
   Tensor x = s.h;
   if (weights_.final_norm_w.defined()) {
     if (s.residual.defined()) {
@@ -272,13 +272,19 @@ Tensor Transformer::head(Stream& s, int64_t seqs, int64_t q_len) {
   } else if (s.residual.defined()) {
     rt_.run("add", "final.residual", call({x, x, s.residual}));
   }
+  if (hook_ && weights_.final_norm_w.defined()) hook_(a_.num_hidden_layers, seq_begin, x.to_dtype(DType::kF32));
   if (a_.head.kind == spec::HeadKind::kNone) return x.to_dtype(DType::kF32);
-  // Logits of each sequence's last position only (vLLM prunes before the LM head).
-  Tensor last = Tensor::empty(dtype_, {seqs, a_.hidden_size});
-  const size_t row = static_cast<size_t>(a_.hidden_size) * dtype_size(dtype_);
-  for (int64_t i = 0; i < seqs; ++i)
-    std::memcpy(static_cast<char*>(last.data()) + static_cast<size_t>(i) * row,
-                static_cast<const char*>(x.data()) + static_cast<size_t>(i * q_len + q_len - 1) * row, row);
+  // Logits of each sequence's last position only (vLLM prunes before the LM head),
+  // unless every position's are asked for.
+  Tensor last = x;
+  if (!all_logits_) {
+    last = Tensor::empty(dtype_, {seqs, a_.hidden_size});
+    const size_t row = static_cast<size_t>(a_.hidden_size) * dtype_size(dtype_);
+    for (int64_t i = 0; i < seqs; ++i)
+      std::memcpy(static_cast<char*>(last.data()) + static_cast<size_t>(i) * row,
+                  static_cast<const char*>(x.data()) + static_cast<size_t>(i * q_len + q_len - 1) * row, row);
+  }
+  seqs = last.size(0);
   Tensor local = linear(last, weights_.lm_head, Tensor(), "lm_head");
   const int64_t block = pl_.vocab_block(a_);
   Tensor gathered = Tensor::empty(dtype_, {pl_.tp, seqs, block});
@@ -321,18 +327,20 @@ Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   Tensor result;
   const bool encoder = a_.head.kind == spec::HeadKind::kNone;
   if (pl_.last_stage())
-    result = encoder ? Tensor::empty(DType::kF32, {batch * q_len, a_.hidden_size})
-                     : Tensor::empty(DType::kF32, {batch, a_.vocab_size});
+    result = encoder       ? Tensor::empty(DType::kF32, {batch * q_len, a_.hidden_size})
+             : all_logits_ ? Tensor::empty(DType::kF32, {batch * q_len, a_.vocab_size})
+                           : Tensor::empty(DType::kF32, {batch, a_.vocab_size});
   int64_t seq_begin = 0;
   for (int64_t mb = 0; mb < m; ++mb) {
     const int64_t seqs = batch / m + (mb < batch % m ? 1 : 0);
     Stream s = pl_.first_stage() ? embed(copy_rows(tokens, seq_begin, seqs), q_len, q_start)
                                  : recv_stream(mb, seqs * q_len);
+    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, s.h.to_dtype(DType::kF32));
     for (size_t i = 0; i < weights_.layers.size(); ++i)
       layer(weights_.layers[i], static_cast<int64_t>(i), s, seq_begin, seqs, q_len, q_start);
     if (pl_.last_stage()) {
-      Tensor out = head(s, seqs, q_len);
-      const int64_t row0 = encoder ? seq_begin * q_len : seq_begin;
+      Tensor out = head(s, seq_begin, seqs, q_len);
+      const int64_t row0 = encoder || all_logits_ ? seq_begin * q_len : seq_begin;
       std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * out.size(1)) * 4, out.data(),
                   out.nbytes());
     } else {

@@ -43,7 +43,13 @@ class Transformer {
   Transformer(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
               ModelComms comms, const ModelWeights& weights, Runtime& runtime);
 
+  // The hook also sees the embedding output (layer -1, first stage) and the final
+  // norm's output (layer num_hidden_layers, last stage, when the model has one): with
+  // the layer outputs, HF's output_hidden_states.
   void set_layer_hook(LayerHook hook) { hook_ = std::move(hook); }
+  // Logits of every position ([batch_size * q_len, vocab]) instead of each sequence's
+  // last one (fk forward).
+  void set_all_logits(bool all) { all_logits_ = all; }
   // Forgets every cached key/value (a new batch of sequences).
   void reset();
   // Runs positions [q_start, q_start + q_len) of this replica's sequences.
@@ -68,7 +74,7 @@ class Transformer {
                    int64_t q_len, int64_t q_start);
   Tensor mlp(const LayerWeights& w, const Tensor& x);
   Tensor moe(const LayerWeights& w, const Tensor& x);
-  Tensor head(Stream& s, int64_t seqs, int64_t q_len);
+  Tensor head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len);
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
@@ -86,6 +92,7 @@ class Transformer {
   std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
   std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
   LayerHook hook_;
+  bool all_logits_ = false;
 };
 
 }  // namespace fk::runner

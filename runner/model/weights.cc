@@ -12,17 +12,12 @@ namespace {
 
 using spec::Architecture;
 
-// Draws rows [r0, r0 + nr) x cols [c0, c0 + nc) of the global [R, C] tensor `name`.
 Tensor draw(uint64_t seed, const std::string& name, int64_t rows_total, int64_t cols_total, int64_t r0, int64_t nr,
             int64_t c0, int64_t nc, float lo, float hi) {
   Tensor t = Tensor::empty(DType::kF32, {nr, nc});
   rng_fill_uniform(RngStream(seed, name), ShardBox{{rows_total, cols_total}, {r0, c0}, {nr, nc}}, lo, hi,
                    t.span<float>());
   return t;
-}
-
-Tensor draw_vector(uint64_t seed, const std::string& name, int64_t n, float lo, float hi) {
-  return draw(seed, name, 1, n, 0, 1, 0, n, lo, hi).reshape({n});
 }
 
 Tensor concat_rows(const std::vector<Tensor>& parts) {
@@ -42,32 +37,40 @@ float linear_bound(int64_t fan_in) { return static_cast<float>(std::sqrt(3.0 / s
 struct Gen {
   const Architecture& a;
   const Placement& pl;
-  uint64_t seed;
+  const WeightSource& src;
+
+  Tensor draw(const std::string& name, int64_t rows_total, int64_t cols_total, int64_t r0, int64_t nr, int64_t c0,
+              int64_t nc, float lo, float hi) const {
+    return src.block(name, rows_total, cols_total, r0, nr, c0, nc, lo, hi);
+  }
+  Tensor draw_vector(const std::string& name, int64_t n, float lo, float hi) const {
+    return draw(name, 1, n, 0, 1, 0, n, lo, hi).reshape({n});
+  }
 
   std::string layer_name(int64_t l, const std::string& rest) const { return fmt::format("model.layers.{}.{}", l, rest); }
 
-  Tensor norm(const std::string& name) const {
+  Tensor norm(const std::string& name, int64_t n = 0) const {
     const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;  // Gemma stores w in (1 + w)
-    Tensor w = draw_vector(seed, name, a.hidden_size, c - 0.2f, c + 0.2f);
+    Tensor w = draw_vector(name, n > 0 ? n : a.hidden_size, c - 0.2f, c + 0.2f);
     if (a.norm.weight_offset != 0) {  // fold the offset in: the op multiplies by the tensor
       for (float& v : w.span<float>()) v += static_cast<float>(a.norm.weight_offset);
     }
     return w;
   }
-  Tensor norm_bias(const std::string& name) const { return draw_vector(seed, name, a.hidden_size, -0.1f, 0.1f); }
+  Tensor norm_bias(const std::string& name) const { return draw_vector(name, a.hidden_size, -0.1f, 0.1f); }
 
   // Column-parallel rows [begin, begin + count) of a [rows_total, H] projection.
   Tensor rows(const std::string& name, int64_t rows_total, int64_t begin, int64_t count, int64_t fan_in) const {
     const float b = linear_bound(fan_in);
-    return draw(seed, name, rows_total, fan_in, begin, count, 0, fan_in, -b, b);
+    return draw(name, rows_total, fan_in, begin, count, 0, fan_in, -b, b);
   }
   Tensor bias_rows(const std::string& name, int64_t total, int64_t begin, int64_t count) const {
-    return draw(seed, name, 1, total, 0, 1, begin, count, -0.1f, 0.1f).reshape({count});
+    return draw(name, 1, total, 0, 1, begin, count, -0.1f, 0.1f).reshape({count});
   }
   // Row-parallel columns [begin, begin + count) of a [H, cols_total] projection.
   Tensor cols(const std::string& name, int64_t cols_total, int64_t begin, int64_t count) const {
     const float b = linear_bound(cols_total);
-    return draw(seed, name, a.hidden_size, cols_total, 0, a.hidden_size, begin, count, -b, b);
+    return draw(name, a.hidden_size, cols_total, 0, a.hidden_size, begin, count, -b, b);
   }
 
   LayerWeights layer(int64_t l) const {
@@ -89,11 +92,8 @@ struct Gen {
     w.o_w = cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d);
     if (a.attention.out_bias) w.o_b = bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h);
     if (a.attention.qk_norm) {
-      w.q_norm = draw_vector(seed, layer_name(l, "self_attn.q_norm.weight"), d, 0.8f, 1.2f);
-      w.k_norm = draw_vector(seed, layer_name(l, "self_attn.k_norm.weight"), d, 0.8f, 1.2f);
-      if (a.norm.weight_offset != 0)
-        for (Tensor* t : {&w.q_norm, &w.k_norm})
-          for (float& v : t->span<float>()) v += static_cast<float>(a.norm.weight_offset) - 1.0f;
+      w.q_norm = norm(layer_name(l, "self_attn.q_norm.weight"), d);
+      w.k_norm = norm(layer_name(l, "self_attn.k_norm.weight"), d);
     }
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
     w.attn_norm_w = norm(layer_name(l, "input_layernorm.weight"));
@@ -164,7 +164,7 @@ struct Gen {
     Tensor t = Tensor::zeros(DType::kF32, {block, h});
     if (n > 0) {
       const float b = name.find("embed_tokens") != std::string::npos ? std::sqrt(3.0f) : linear_bound(h);
-      Tensor part = draw(seed, name, a.vocab_size, h, pl.vocab_begin(a), n, 0, h, -b, b);
+      Tensor part = draw(name, a.vocab_size, h, pl.vocab_begin(a), n, 0, h, -b, b);
       std::memcpy(t.data(), part.data(), part.nbytes());
     }
     return t;
@@ -173,17 +173,26 @@ struct Gen {
 
 }  // namespace
 
+Tensor RandomWeights::block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                           int64_t nc, float lo, float hi) const {
+  return draw(seed_, name, rows, cols, r0, nr, c0, nc, lo, hi);
+}
+
 ModelWeights ModelWeights::generate(const Architecture& a, const Placement& pl, uint64_t seed) {
-  Gen g{a, pl, seed};
+  return build(a, pl, RandomWeights(seed));
+}
+
+ModelWeights ModelWeights::build(const Architecture& a, const Placement& pl, const WeightSource& source) {
+  Gen g{a, pl, source};
   ModelWeights m;
   const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
   if (pl.first_stage()) {
     m.embed = g.vocab_block("model.embed_tokens.weight");
     if (a.position.kind == spec::PositionKind::kLearned)
-      m.pos_embed = draw(seed, "model.embed_positions.weight", a.max_position_embeddings, a.hidden_size, 0,
+      m.pos_embed = g.draw("model.embed_positions.weight", a.max_position_embeddings, a.hidden_size, 0,
                          a.max_position_embeddings, 0, a.hidden_size, -std::sqrt(3.0f), std::sqrt(3.0f));
     if (a.embedding.type_vocab_size > 0)
-      m.type_embed = draw(seed, "model.embed_token_types.weight", a.embedding.type_vocab_size, a.hidden_size, 0,
+      m.type_embed = g.draw("model.embed_token_types.weight", a.embedding.type_vocab_size, a.hidden_size, 0,
                           a.embedding.type_vocab_size, 0, a.hidden_size, -std::sqrt(3.0f), std::sqrt(3.0f));
     if (a.embedding.norm) {
       m.embed_norm_w = g.norm("model.embed_norm.weight");

@@ -13,9 +13,35 @@
 #include "core/tensor.h"
 #include "runner/model/placement.h"
 
+#include <string>
 #include <vector>
 
 namespace fk::runner {
+
+// Where weight values come from, by canonical tensor name: HF Llama-style names
+// ("model.layers.3.self_attn.q_proj.weight", "model.embed_tokens.weight", "lm_head.weight";
+// MLPs without a gate use "mlp.fc1"/"mlp.fc2"; BERT's and GPT-2's extra tensors are
+// "model.embed_positions.weight", "model.embed_token_types.weight", "model.embed_norm.*").
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Rows [r0, r0 + nr) x columns [c0, c0 + nc) of the global [rows, cols] tensor `name`
+  // (a vector is one row), fp32. [lo, hi) is the range a random source draws from;
+  // norm weights are asked for as stored in HF checkpoints (Gemma's zero-centred).
+  virtual Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                       int64_t nc, float lo, float hi) const = 0;
+};
+
+// Values from the counter-based RNG keyed by (seed, name) at each element's global index.
+class RandomWeights final : public WeightSource {
+ public:
+  explicit RandomWeights(uint64_t seed) : seed_(seed) {}
+  Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+               float lo, float hi) const override;
+
+ private:
+  uint64_t seed_;
+};
 
 struct LayerWeights {
   int64_t index = 0;            // global layer index
@@ -43,6 +69,9 @@ struct ModelWeights {
 
   // Generates the fp32 master weights of `placement`'s shard.
   static ModelWeights generate(const spec::Architecture& a, const Placement& placement, uint64_t seed);
+  // The fp32 master weights of `placement`'s shard, from any source (a checkpoint:
+  // runner/model/checkpoint_weights.h).
+  static ModelWeights build(const spec::Architecture& a, const Placement& placement, const WeightSource& source);
   // A copy with every tensor rounded to `dtype`.
   ModelWeights to_dtype(DType dtype) const;
   int64_t parameter_count() const;

@@ -1,0 +1,82 @@
+// `fk forward <spec.yaml> --inputs IN.safetensors [--weights CKPT] [--layout tp2pp2]
+//             [--dtype fp32|bf16|fp16] -o OUT.safetensors`
+//
+// One forward pass of a model on the CPU backend (runner/forward.h says what is
+// written). fk checks the arguments it can, then launches the ranks the layout needs:
+// `mpirun -np <tp*pp*dp> fk-runner --forward ...` ($FK_MPIRUN, $FK_RUNNER as for
+// fk run), or fk-runner alone for one rank. The runner's messages pass through; the
+// exit status is the runner's (2 bad input, 3 failed, 4 crashed).
+#include "core/spec/spec_file.h"
+#include "core/spec/workload.h"
+#include "orchestrator/commands.h"
+#include "orchestrator/launch.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <unistd.h>
+
+namespace fk::orchestrator {
+namespace {
+
+struct ForwardArgs {
+  std::string spec, preset = "full", weights, inputs, layout = "tp1", dtype = "fp32", output;
+  uint64_t seed = 0;
+  double timeout_s = 0;
+};
+
+int forward_main(const ForwardArgs& a) {
+  const auto layout = spec::layout_parse(a.layout);
+  if (!layout) {
+    fmt::print(stderr, "fk forward: --layout {}: expected e.g. tp1, tp2, pp2, tp2pp2, tp2dp2\n", a.layout);
+    return 2;
+  }
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"spec", a.spec}, {"--inputs", a.inputs},
+                                   {"--weights", a.weights}})
+    if (!path.empty() && !std::filesystem::exists(path)) {
+      fmt::print(stderr, "fk forward: {} {}: no such file\n", flag, path);
+      return 2;
+    }
+  const int ranks = static_cast<int>(layout->ranks());
+  std::vector<std::string> cmd;
+  if (ranks > 1) {
+    const char* mpirun = std::getenv("FK_MPIRUN");
+    cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
+  }
+  cmd.insert(cmd.end(), {runner_path(), "--forward", a.spec, "--preset", a.preset, "--inputs", a.inputs, "--layout",
+                         a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "-o", a.output});
+  if (!a.weights.empty()) cmd.insert(cmd.end(), {"--weights", a.weights});
+  SubprocessOptions so;
+  so.timeout_s = a.timeout_s;
+  so.on_line = [](const std::string& line) { fmt::print("{}\n", line); };
+  if (geteuid() == 0) so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  const SubprocessResult r = subprocess_run(cmd, so);
+  if (!r.started) {
+    fmt::print(stderr, "fk forward: cannot start {}: {}\n", cmd[0], r.error);
+    return 3;
+  }
+  if (r.ok()) return 0;
+  if (r.exit_code > 0 && r.signal == 0 && !r.timed_out) return r.exit_code;
+  fmt::print(stderr, "fk forward: fk-runner ended: {}\n", r.describe());
+  return r.timed_out ? 3 : 4;
+}
+
+}  // namespace
+
+void register_forward(CLI::App& app, int* status) {
+  auto a = std::make_shared<ForwardArgs>();
+  CLI::App* sub = app.add_subcommand("forward", "One forward pass of a model: logits and every layer's hidden states");
+  sub->add_option("spec", a->spec, "Architecture spec (YAML; fk import-hf writes one from a config.json)")->required();
+  sub->add_option("--inputs", a->inputs, "Safetensors file with input_ids (int64 [batch, seq])")->required();
+  sub->add_option("-o,--output", a->output, "Safetensors file to write")->required();
+  sub->add_option("--weights", a->weights, "Checkpoint: .safetensors file or folder (default: the spec's checkpoint, "
+                                           "else random weights from --seed)");
+  sub->add_option("--layout", a->layout, "tpNppNdpN: the ranks to run on (default tp1)");
+  sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default fp32)");
+  sub->add_option("--preset", a->preset, "The spec's preset (default full)");
+  sub->add_option("--seed", a->seed, "Seed of random weights (no checkpoint)");
+  sub->add_option("--timeout", a->timeout_s, "Seconds before the ranks are stopped (default: none)");
+  sub->callback([a, status] { *status = forward_main(*a); });
+}
+
+}  // namespace fk::orchestrator

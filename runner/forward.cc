@@ -1,0 +1,174 @@
+#include "runner/forward.h"
+
+#include "collectives/grid.h"
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "core/spec/spec_file.h"
+#include "runner/model/checkpoint_weights.h"
+#include "runner/model/transformer.h"
+#include "runner/runtime.h"
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace fk::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor read_input_ids(const std::string& path) {
+  const SafetensorsFile f(path);
+  if (!f.has("input_ids"))
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: no tensor 'input_ids' (found: {})", path, fmt::join(f.names(), ", "));
+  const SafetensorsEntry& e = f.entry("input_ids");
+  if (e.dtype != DType::kI64 && e.dtype != DType::kI32)
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids is {}, expected I64 (or I32)", path,
+         safetensors_dtype_name(e.dtype));
+  if (e.shape.size() != 2 || e.shape[0] < 1 || e.shape[1] < 1)
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids has shape [{}], expected [batch, seq] with both >= 1", path,
+         fmt::join(e.shape, ", "));
+  return f.read("input_ids", DType::kI64);
+}
+
+}  // namespace
+
+ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
+  ForwardPlan p;
+  if (o.spec_file.empty()) fail(ErrorKind::kInvalidArgument, "the architecture spec is required");
+  if (o.output.empty()) fail(ErrorKind::kInvalidArgument, "-o/--output is required (a .safetensors file to write)");
+  if (o.inputs.empty()) fail(ErrorKind::kInvalidArgument, "--inputs is required (a .safetensors file with input_ids)");
+  spec::Diagnostics diags;
+  const auto doc = spec::architecture_load_file(o.spec_file, diags);
+  if (!doc) fail(ErrorKind::kInvalidArgument, "{}", diags.to_string());
+  const auto arch = doc->select(o.preset);
+  if (!arch)
+    fail(ErrorKind::kInvalidArgument, "--preset {}: {} has no such preset (has: {})", o.preset, o.spec_file,
+         fmt::join(doc->preset_names(), ", "));
+  p.arch = *arch;
+  const auto layout = spec::layout_parse(o.layout);
+  if (!layout) fail(ErrorKind::kInvalidArgument, "--layout {}: expected e.g. tp1, tp2, pp2, tp2pp2, tp2dp2", o.layout);
+  p.layout = *layout;
+  const auto dt = dtype_parse(o.dtype);
+  if (!dt || !dtype_is_float(*dt) || *dt == DType::kF64)
+    fail(ErrorKind::kInvalidArgument, "--dtype {}: expected fp32, bf16 or fp16", o.dtype);
+  if (p.layout.ranks() != world_size)
+    fail(ErrorKind::kInvalidArgument, "--layout {} needs {} ranks, but {} were started", o.layout, p.layout.ranks(),
+         world_size);
+  p.input_ids = read_input_ids(o.inputs);
+  const int64_t batch = p.input_ids.size(0), seq = p.input_ids.size(1);
+  for (int64_t i = 0; i < p.input_ids.numel(); ++i) {
+    const int64_t id = p.input_ids.data_as<int64_t>()[i];
+    if (id < 0 || id >= p.arch.vocab_size)
+      fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids[{}][{}] = {} is outside the vocabulary [0, {})", o.inputs,
+           i / seq, i % seq, id, p.arch.vocab_size);
+  }
+  if (p.arch.position.kind == spec::PositionKind::kLearned && seq > p.arch.max_position_embeddings)
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: {} positions, but {} has {} learned positions", o.inputs, seq,
+         p.arch.name, p.arch.max_position_embeddings);
+  p.workload.name = "forward";
+  p.workload.phase = spec::Phase::kPrefill;
+  p.workload.batch = batch;
+  p.workload.seq_len = seq;
+  p.workload.dtype = *dt;
+  const auto misfits = spec::layout_misfits(p.arch, p.workload, p.layout);
+  if (!misfits.empty())
+    fail(ErrorKind::kInvalidArgument, "--layout {} does not fit {} with batch {}: {}", o.layout, p.arch.name, batch,
+         misfits[0]);
+  p.weights = o.weights;  // CHECKPOINT-FIELD
+  p.seed = o.seed;
+  p.output = o.output;
+  const fs::path parent = fs::path(o.output).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent))
+    fail(ErrorKind::kInvalidArgument, "-o {}: folder {} does not exist", o.output, parent.string());
+  return p;
+}
+
+std::string forward_execute(const ForwardPlan& p, collectives::Communicator& world, const Agree& agree) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const collectives::Grid grid(p.layout, world.rank());
+  collectives::GroupComms comms = collectives::grid_split(world, grid);
+  Placement pl;
+  pl.tp = grid.tp();
+  pl.tp_rank = grid.tp_rank();
+  pl.pp = grid.pp();
+  pl.pp_rank = grid.pp_rank();
+  pl.dp = grid.dp();
+  pl.dp_rank = grid.dp_rank();
+  const spec::Architecture& a = p.arch;
+  const DType dtype = p.workload.dtype_for(a);
+
+  // Each rank reads its shard; a bad checkpoint fails on some ranks only, so agree
+  // before the first collective of the model.
+  ModelWeights weights;
+  std::string problem;
+  try {
+    const ModelWeights master = p.weights.empty() ? ModelWeights::generate(a, pl, p.seed)
+                                                  : ModelWeights::build(a, pl, CheckpointWeights(p.weights, a));
+    weights = dtype == DType::kF32 ? master : master.to_dtype(dtype);
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  agree(problem);
+
+  const int64_t batch = p.workload.batch, seq = p.workload.seq_len, h = a.hidden_size, layers = a.num_hidden_layers;
+  const int64_t b0 = pl.batch_begin(p.workload), nb = pl.batch_size(p.workload);
+  const bool encoder = a.head.kind == spec::HeadKind::kNone;
+  const bool final_norm = a.head.final_norm;
+  // hidden_states.0..L, then the output, all [batch * seq, width]: filled where computed.
+  const int64_t hs_size = (layers + 1) * batch * seq * h;
+  const int64_t out_width = encoder ? h : a.vocab_size;
+  std::vector<float> buf(static_cast<size_t>(hs_size + batch * seq * out_width), 0.0f);
+  const bool writer = pl.tp_rank == 0;  // TP ranks hold the same stream: one writes it
+  auto put = [&](int64_t index, int64_t seq_begin, const Tensor& stream) {
+    if (!writer) return;
+    const int64_t rows = stream.size(0);
+    float* dst = buf.data() + index * batch * seq * h + (b0 + seq_begin) * seq * h;
+    std::memcpy(dst, stream.data(), static_cast<size_t>(rows * h) * sizeof(float));
+  };
+
+  Tensor tokens = p.input_ids.slice(0, b0, nb).contiguous_copy();
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu));
+  Transformer model(a, p.workload, pl, ModelComms{comms.tp.get(), comms.pp.get()}, weights, rt);
+  model.set_all_logits(true);
+  model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+    if (layer < 0) {
+      put(0, seq_begin, stream);
+    } else if (layer < layers - 1 || (layer == layers - 1 && !final_norm)) {
+      put(layer + 1, seq_begin, stream);
+    } else if (layer == layers && final_norm) {
+      put(layers, seq_begin, stream);
+    }
+  });
+  const Tensor out = model.step(tokens, seq, 0);
+  if (pl.last_stage() && writer)
+    std::memcpy(buf.data() + hs_size + b0 * seq * out_width, out.data(), out.nbytes());
+
+  std::vector<float> all(buf.size());
+  world.all_reduce(buf.data(), all.data(), buf.size(), DType::kF32, collectives::ReduceOp::kSum);
+  if (world.rank() != 0) return "";
+
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  Tensor o = Tensor::empty(DType::kF32, {batch, seq, out_width});
+  std::memcpy(o.data(), all.data() + hs_size, o.nbytes());
+  tensors.emplace_back(encoder ? "last_hidden_state" : "logits", o);
+  for (int64_t i = 0; i <= layers; ++i) {
+    Tensor t = Tensor::empty(DType::kF32, {batch, seq, h});
+    std::memcpy(t.data(), all.data() + i * batch * seq * h, t.nbytes());
+    tensors.emplace_back(fmt::format("hidden_states.{}", i), t);
+  }
+  safetensors_write(p.output, tensors,
+                    {{"format", "fk forward"},
+                     {"architecture", a.name},
+                     {"model_type", a.model_type},
+                     {"layout", p.layout.name()},
+                     {"dtype", std::string(dtype_name(dtype))},
+                     {"weights", p.weights.empty() ? fmt::format("random (seed {})", p.seed) : p.weights}});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return fmt::format("fk forward: {} {} {} batch {} x {} positions in {:.2f} s -> {} ({} + hidden_states.0..{})", a.name,
+                     p.layout.name(), dtype_name(dtype), batch, seq, s, p.output,
+                     encoder ? "last_hidden_state" : "logits", layers);
+}
+
+}  // namespace fk::runner

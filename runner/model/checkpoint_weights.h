@@ -1,0 +1,62 @@
+// Weights from a HuggingFace safetensors checkpoint.
+//
+// The model code asks for canonical (Llama-style) names (weights.h); a TensorMap says,
+// per model_type, where each lives in the checkpoint: under which name (with which
+// optional prefixes, e.g. "transformer." for GPT-2, "bert." for BERT), at which offset
+// inside a fused tensor (Phi-3's qkv_proj and gate_up_proj, GPT-2's c_attn), and
+// whether it is stored transposed (GPT-2's Conv1D weights are [in, out]). Each rank
+// reads only the block it holds (the file is memory-mapped). A tensor that is missing,
+// has the wrong shape, or is not a float tensor is an fk::Error naming the checkpoint,
+// the tensor, what was found and what the architecture expects.
+//
+// docs/checkpoints.md lists the mapping of every supported model_type.
+#pragma once
+
+#include "core/safetensors.h"
+#include "core/spec/architecture.h"
+#include "runner/model/weights.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fk::runner {
+
+// Where one canonical tensor lives in a checkpoint.
+struct TensorRef {
+  std::string name;        // checkpoint name, without prefix
+  int64_t offset = 0;      // first row (matrix) or element (vector) inside a fused tensor
+  int64_t total = 0;       // the fused tensor's length along that dimension (0: not fused)
+  bool transpose = false;  // stored as [in, out] (Conv1D)
+};
+
+struct TensorMap {
+  std::string model_type;
+  std::vector<std::string> prefixes;  // tried in order ("" = none)
+  // Canonical name -> checkpoint location; the architecture gives fused sizes.
+  std::function<TensorRef(const std::string& canonical, const spec::Architecture& a)> locate;
+};
+
+// The map of a model_type; throws fk::Error(kUnsupported) naming it when there is none.
+TensorMap hf_tensor_map(const std::string& model_type);
+// The model_types hf_tensor_map knows.
+std::vector<std::string> hf_supported_model_types();
+
+class CheckpointWeights final : public WeightSource {
+ public:
+  // Opens the checkpoint (a .safetensors file, or a folder: core/safetensors.h).
+  CheckpointWeights(const std::string& path, const spec::Architecture& arch, TensorMap map);
+  CheckpointWeights(const std::string& path, const spec::Architecture& arch);  // hf_tensor_map(arch.model_type)
+  Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+               float lo, float hi) const override;
+  const Checkpoint& checkpoint() const { return *ckpt_; }
+
+ private:
+  std::string resolve(const std::string& canonical, const TensorRef& ref) const;
+  std::unique_ptr<Checkpoint> ckpt_;
+  const spec::Architecture& arch_;
+  TensorMap map_;
+};
+
+}  // namespace fk::runner
