@@ -32,6 +32,19 @@ Tensor concat_rows(const std::vector<Tensor>& parts) {
   return out;
 }
 
+// Vectors of any lengths, end to end.
+Tensor concat_vectors(const std::vector<Tensor>& parts) {
+  int64_t n = 0;
+  for (const auto& p : parts) n += p.numel();
+  Tensor out = Tensor::empty(DType::kF32, {n});
+  float* dst = out.data_as<float>();
+  for (const auto& p : parts) {
+    std::memcpy(dst, p.data(), p.nbytes());
+    dst += p.numel();
+  }
+  return out;
+}
+
 float linear_bound(int64_t fan_in) { return static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in))); }
 
 struct Gen {
@@ -83,12 +96,10 @@ struct Gen {
     w.qkv_w = concat_rows({rows(layer_name(l, "self_attn.q_proj.weight"), qt, q0, hq * d, h),
                            rows(layer_name(l, "self_attn.k_proj.weight"), kt, k0, hk * d, h),
                            rows(layer_name(l, "self_attn.v_proj.weight"), kt, k0, hk * d, h)});
-    if (a.attention.qkv_bias) {
-      Tensor b = concat_rows({bias_rows(layer_name(l, "self_attn.q_proj.bias"), qt, q0, hq * d).reshape({1, hq * d}),
-                              bias_rows(layer_name(l, "self_attn.k_proj.bias"), kt, k0, hk * d).reshape({1, hk * d}),
-                              bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d).reshape({1, hk * d})});
-      w.qkv_b = b.reshape({(hq + 2 * hk) * d});
-    }
+    if (a.attention.qkv_bias)
+      w.qkv_b = concat_vectors({bias_rows(layer_name(l, "self_attn.q_proj.bias"), qt, q0, hq * d),
+                                bias_rows(layer_name(l, "self_attn.k_proj.bias"), kt, k0, hk * d),
+                                bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)});
     w.o_w = cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d);
     if (a.attention.out_bias) w.o_b = bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h);
     if (a.attention.qk_norm) {
@@ -123,9 +134,8 @@ struct Gen {
       w.up_w = concat_rows({rows(layer_name(l, "mlp.gate_proj.weight"), inter, i0, il, a.hidden_size),
                             rows(layer_name(l, "mlp.up_proj.weight"), inter, i0, il, a.hidden_size)});
       if (a.mlp.bias)
-        w.up_b = concat_rows({bias_rows(layer_name(l, "mlp.gate_proj.bias"), inter, i0, il).reshape({1, il}),
-                              bias_rows(layer_name(l, "mlp.up_proj.bias"), inter, i0, il).reshape({1, il})})
-                     .reshape({2 * il});
+        w.up_b = concat_vectors({bias_rows(layer_name(l, "mlp.gate_proj.bias"), inter, i0, il),
+                                 bias_rows(layer_name(l, "mlp.up_proj.bias"), inter, i0, il)});
     } else {
       w.up_w = rows(layer_name(l, "mlp.fc1.weight"), inter, i0, il, a.hidden_size);
       if (a.mlp.bias) w.up_b = bias_rows(layer_name(l, "mlp.fc1.bias"), inter, i0, il);
