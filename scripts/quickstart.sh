@@ -11,3 +11,6 @@ build=${FK_BUILD_DIR:-build}
 "$build/orchestrator/fk" validate -q specs/architectures/*.yaml specs/workloads/*.yaml specs/campaigns/*.yaml
 rm -rf "$build/smoke"
 "$build/orchestrator/fk" run specs/campaigns/smoke.yaml --results "$build/smoke"
+# One campaign file and the report (score, verdicts, speedups, precision; HTML charts).
+"$build/orchestrator/fk" collect --results "$build/smoke"
+"$build/orchestrator/fk" report "$build/smoke/campaign.h5" --html "$build/smoke/report.html"
