@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 
 namespace fk::runner {
@@ -163,6 +164,32 @@ TEST(ModelStage, SoftcappedSlidingModelRunsEveryStep) {
   for (const auto& l : out.logits) EXPECT_TRUE(std::isfinite(l.kl_sum_fp32));
   EXPECT_TRUE(out.fp32_logits.defined());
   for (float v : out.fp32_logits.span<float>()) ASSERT_LE(std::abs(v), 30.0f);  // final soft-cap 30
+}
+
+// Every shipped architecture builds its weights and runs prefill and a decode step
+// at its tiny preset, and its logits are finite (a regression: GQA with q/k/v biases,
+// Qwen2.5's case, once failed while building the weights).
+TEST(ModelStage, EveryShippedArchitectureRunsItsTinyPreset) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FK_SOURCE_DIR) + "/specs/architectures")) {
+    const std::string name = entry.path().stem().string();
+    ModelStageConfig c;
+    c.arch = tiny(name);
+    c.workload.name = "w";
+    c.workload.batch = 2;
+    c.workload.seq_len = 6;
+    c.workload.decode_steps = c.arch.head.kind == spec::HeadKind::kLm ? 1 : 0;
+    c.seed = 3;
+    c.record_instances = false;
+    ModelStageOutput out;
+    ASSERT_NO_THROW(out = model_stage_run(c)) << name;
+    EXPECT_FALSE(out.layers.empty()) << name;
+    if (out.fp32_logits.defined()) {
+      for (float v : out.fp32_logits.span<float>()) ASSERT_TRUE(std::isfinite(v)) << name;
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 11u);
 }
 
 }  // namespace
