@@ -16,5 +16,6 @@ void register_collect(CLI::App& app, int* status);  // orchestrator/cmd_collect.
 void register_report(CLI::App& app, int* status);   // orchestrator/cmd_report.cc
 void register_compare(CLI::App& app, int* status);  // orchestrator/cmd_compare.cc
 void register_forward(CLI::App& app, int* status);  // orchestrator/cmd_forward.cc
+void register_import_hf(CLI::App& app, int* status);  // orchestrator/cmd_import_hf.cc
 
 }  // namespace fk::orchestrator

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   fk::orchestrator::register_report(app, &status);
   fk::orchestrator::register_compare(app, &status);
   fk::orchestrator::register_forward(app, &status);
+  fk::orchestrator::register_import_hf(app, &status);
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());

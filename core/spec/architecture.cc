@@ -1,5 +1,6 @@
 #include "core/spec/architecture.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fk::spec {
@@ -11,7 +12,8 @@ LayerType Architecture::layer_type(int64_t layer) const {
 }
 
 bool Architecture::layer_is_moe(int64_t layer) const {
-  return moe.enabled() && layer >= moe.first_dense_layers;
+  return moe.enabled() && layer >= moe.first_dense_layers &&
+         std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) == moe.dense_layers.end();
 }
 
 int64_t Architecture::rotary_dim() const {

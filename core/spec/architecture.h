@@ -92,6 +92,9 @@ struct MoeSpec {
   int64_t shared_experts = 0;
   int64_t shared_intermediate_size = 0;
   int64_t first_dense_layers = 0;  // leading layers with a dense MLP
+  // Further layers with a dense MLP, anywhere in the stack (HF mlp_only_layers,
+  // decoder_sparse_step): ascending, distinct, each < num_hidden_layers.
+  std::vector<int64_t> dense_layers = {};
   bool enabled() const { return num_experts > 0; }
 };
 
@@ -104,6 +107,11 @@ struct Architecture {
   std::string source;
   std::string preset = "full";  // which preset produced these values
   DType dtype = DType::kBF16;
+  // Weights: a .safetensors file, or a folder holding model.safetensors or
+  // model.safetensors.index.json. Absolute (the loader resolves a relative path
+  // against the spec file's folder); "" = none (random weights). Presets never
+  // carry it: their sizes differ from the checkpoint's.
+  std::string checkpoint;
 
   int64_t hidden_size = 0;
   int64_t num_hidden_layers = 0;

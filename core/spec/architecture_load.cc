@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <regex>
 
 namespace fk::spec {
@@ -121,6 +122,7 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.integer("shared_experts", m.shared_experts, Need::kOptional, 0, 64);
   r.integer("shared_intermediate_size", m.shared_intermediate_size, Need::kOptional, 1, kMaxDim);
   r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, 0, kMaxDim);
+  r.integer_list("dense_layers", m.dense_layers, Need::kOptional, 0, kMaxDim);
 }
 
 template <typename Fn>
@@ -161,6 +163,31 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   read_section(r, "embedding", Need::kOptional, [&](MapReader& s) { read_embedding(s, a.embedding); });
   read_section(r, "head", Need::kOptional, [&](MapReader& s) { read_head(s, a.head); });
   read_section(r, "moe", Need::kOptional, [&](MapReader& s) { read_moe(s, a.moe); });
+}
+
+// `checkpoint:` (top level only: presets change sizes, so they never use it). A
+// relative path is resolved against the spec file's folder; the result is absolute.
+// Existence is not checked here: specs are validated on machines without the weights.
+void read_checkpoint(MapReader& r, const std::string& file, Architecture& a) {
+  YAML::Node node = r.child("checkpoint");
+  if (!node.IsDefined() || node.IsNull()) return;
+  std::string path;
+  if (!r.string("checkpoint", path, Need::kOptional)) return;
+  if (path.empty()) {
+    r.ctx().error(r.key_pos("checkpoint"), "checkpoint",
+                  "found an empty path, expected a .safetensors file or a checkpoint folder (or leave the field out)");
+    return;
+  }
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  if (p.is_relative()) {
+    fs::path folder = fs::path(file).parent_path();
+    if (folder.empty()) folder = ".";
+    std::error_code ec;
+    const fs::path base = fs::absolute(folder, ec);
+    p = (ec ? folder : base) / p;
+  }
+  a.checkpoint = p.lexically_normal().string();
 }
 
 // Fills defaults that depend on other fields (kv heads, head_dim).
@@ -216,6 +243,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("moe.shared_experts", fmt::format("{}", a.moe.shared_experts));
   add("moe.renormalize", a.moe.renormalize ? "true" : "false");
   add("moe.first_dense_layers", a.moe.first_dense_layers > 0 ? "some" : "none");
+  add("moe.dense_layers", a.moe.dense_layers.empty() ? "none" : "some");
   return s;
 }
 
@@ -290,6 +318,26 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
     if (a.moe.first_dense_layers >= a.num_hidden_layers)
       err("moe.first_dense_layers", fmt::format("{} leaves no MoE layer in {} layers", a.moe.first_dense_layers,
                                                 a.num_hidden_layers));
+    const auto& dl = a.moe.dense_layers;
+    bool dense_ok = true;
+    for (size_t i = 0; i < dl.size(); ++i) {
+      if (dl[i] >= a.num_hidden_layers) {
+        err("moe.dense_layers", fmt::format("[{}] = {} is not a layer of a {}-layer model (layers are 0-based)", i,
+                                            dl[i], a.num_hidden_layers));
+        dense_ok = false;
+      } else if (i > 0 && dl[i] <= dl[i - 1]) {
+        err("moe.dense_layers", fmt::format("[{}] = {} follows {}; list the layers in ascending order, each once", i,
+                                            dl[i], dl[i - 1]));
+        dense_ok = false;
+      }
+    }
+    if (dense_ok && a.moe.first_dense_layers < a.num_hidden_layers) {
+      bool any_moe = false;
+      for (int64_t l = 0; l < a.num_hidden_layers && !any_moe; ++l) any_moe = a.layer_is_moe(l);
+      if (!any_moe)
+        err("moe.dense_layers", fmt::format("with first_dense_layers ({}) leaves no MoE layer in {} layers",
+                                            a.moe.first_dense_layers, a.num_hidden_layers));
+    }
     if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size <= 0)
       err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
   }
@@ -352,6 +400,7 @@ std::optional<ArchitectureDoc> architecture_parse(const YAML::Node& root, const 
                           doc.full.name));
   bool head_dim_given = false, kv_given = false;
   read_model_fields(r, doc.full, head_dim_given, kv_given);
+  read_checkpoint(r, file, doc.full);
   YAML::Node presets = r.child("presets");
   r.finish();
   resolve_defaults(doc.full, head_dim_given, kv_given, ctx);
@@ -371,6 +420,7 @@ std::optional<ArchitectureDoc> architecture_parse(const YAML::Node& root, const 
         }
         Architecture p = doc.full;
         p.preset = pname;
+        p.checkpoint.clear();
         SourceMap pw = doc.where;
         ParseContext pctx{file, &diags, &pw, "presets." + pname};
         const size_t before = diags.items().size();

@@ -86,7 +86,7 @@ Json to_json(const Architecture& a) {
   Json types = Json::array();
   for (auto t : a.attention.layer_types) types.push_back(layer_type_name(t));
   const auto& rs = a.position.rope_scaling;
-  return Json{
+  Json j{
       {"name", a.name},
       {"model_type", a.model_type},
       {"hf_id", a.hf_id},
@@ -148,6 +148,11 @@ Json to_json(const Architecture& a) {
         {"shared_intermediate_size", a.moe.shared_intermediate_size},
         {"first_dense_layers", a.moe.first_dense_layers}}},
   };
+  // Written only when set, so that the text (and the job ids hashed from it) of
+  // architectures without them stays what it was before these fields existed.
+  if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
+  if (!a.checkpoint.empty()) j["checkpoint"] = a.checkpoint;
+  return j;
 }
 
 Architecture architecture_from_json(const Json& j, const std::string& path) {
@@ -225,6 +230,11 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.moe.shared_experts = mo.at("shared_experts").i64(0);
   a.moe.shared_intermediate_size = mo.at("shared_intermediate_size").i64(0);
   a.moe.first_dense_layers = mo.at("first_dense_layers").i64(0);
+  if (mo.has("dense_layers")) {
+    const JsonIn dl = mo.at("dense_layers");
+    for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));
+  }
+  if (in.has("checkpoint")) a.checkpoint = in.at("checkpoint").str();
   return a;
 }
 

@@ -147,7 +147,8 @@ std::vector<std::string> layout_misfits(const Architecture& a, const Workload& w
   if (kv % l.tp != 0 && l.tp % kv != 0)
     out.push_back(fmt::format("num_key_value_heads ({}) can be neither divided among nor replicated over tp ({})",
                               kv, l.tp));
-  const bool any_dense = !a.moe.enabled() || a.moe.first_dense_layers > 0;
+  bool any_dense = !a.moe.enabled();
+  for (int64_t layer = 0; layer < a.num_hidden_layers && !any_dense; ++layer) any_dense = !a.layer_is_moe(layer);
   if (any_dense && a.intermediate_size % l.tp != 0)
     out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({})", l.tp, a.intermediate_size));
   if (a.moe.enabled() && a.moe.moe_intermediate_size % l.tp != 0)

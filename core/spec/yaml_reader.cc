@@ -258,6 +258,41 @@ bool MapReader::string_list(const std::string& key, std::vector<std::string>& ou
   return true;
 }
 
+bool MapReader::integer_list(const std::string& key, std::vector<int64_t>& out, Need need, int64_t min,
+                             int64_t max) {
+  YAML::Node v = child(key);
+  if (!valid_) return false;
+  if (!v.IsDefined()) {
+    if (need == Need::kRequired && !overlay_)
+      ctx_.error(ctx_.pos_of(node_), path(key), "required field is missing (a list of integers)");
+    return false;
+  }
+  if (!v.IsSequence()) {
+    ctx_.error(key_pos(key), path(key), fmt::format("found {}, expected a list of integers", yaml_describe(v)));
+    return false;
+  }
+  std::vector<int64_t> items;
+  bool ok = true;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node item = v[i];
+    const auto parsed = yaml_to_int(item);
+    if (!parsed) {
+      ctx_.error(item, fmt::format("{}[{}]", path(key), i),
+                 fmt::format("found {}, expected an integer", yaml_describe(item)));
+      ok = false;
+    } else if (*parsed < min || *parsed > max) {
+      ctx_.error(item, fmt::format("{}[{}]", path(key), i),
+                 fmt::format("{} is out of range, expected an integer in [{}, {}]", *parsed, min, max));
+      ok = false;
+    } else {
+      items.push_back(*parsed);
+    }
+  }
+  if (!ok) return false;
+  out = std::move(items);
+  return true;
+}
+
 void MapReader::report_bad_choice(const std::string& key, const std::string& found,
                                   const std::vector<std::string>& names) {
   std::string hint = closest_match(found, names);

@@ -78,6 +78,8 @@ class MapReader {
   bool string(const std::string& key, std::string& out, Need need);
   // A list of strings (a scalar is not accepted).
   bool string_list(const std::string& key, std::vector<std::string>& out, Need need);
+  // A list of integers, each in [min, max] (a scalar is not accepted; [] is).
+  bool integer_list(const std::string& key, std::vector<int64_t>& out, Need need, int64_t min, int64_t max);
 
   // One of `options` (name -> value).
   template <typename E>

@@ -1,0 +1,199 @@
+// The registry of supported model types, and the Llama-style decoders: llama,
+// mistral, mixtral, qwen2, qwen3, qwen3_moe, phi3 (pre-RMSNorm, gated SiLU MLP, neox
+// rope). Defaults are those of the transformers config classes (4.x and 5.x agree on
+// every one used here).
+#include "core/spec/hf_models.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace fk::spec::hf {
+
+const std::vector<ModelImporter>& model_importers() {
+  static const std::vector<ModelImporter> kImporters = {
+      {"bert", "BertConfig", "bert", fill_bert},
+      {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
+      {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},
+      {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
+      {"llama", "LlamaConfig", "llama", fill_llama},
+      {"mistral", "MistralConfig", "mistral", fill_mistral},
+      {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"phi3", "Phi3Config", "phi3", fill_phi3},
+      {"qwen2", "Qwen2Config", "qwen2", fill_qwen2},
+      {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
+      {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
+  };
+  return kImporters;
+}
+
+const ModelImporter* find_importer(const std::string& model_type) {
+  for (const auto& m : model_importers())
+    if (model_type == m.model_type) return &m;
+  return nullptr;
+}
+
+namespace {
+
+std::vector<LayerType> uniform(int64_t layers, LayerType t) {
+  return std::vector<LayerType>(static_cast<size_t>(layers), t);
+}
+
+// sliding_window with the class default `def` when absent; null -> none.
+std::optional<int64_t> read_window(ConfigReader& r, std::optional<int64_t> def) {
+  const Json* v = r.get("sliding_window");
+  if (v == nullptr) {
+    r.note_default("sliding_window", def ? std::to_string(*def) : "null");
+    return def;
+  }
+  return r.optional_integer("sliding_window");
+}
+
+// Mistral, Mixtral, Phi-3: one window for every layer (or none); 5.x may list the
+// layer types explicitly.
+void every_layer_window(ConfigReader& r, Architecture& a, std::optional<int64_t> def) {
+  const auto window = read_window(r, def);
+  const auto types = read_layer_types(r, a.num_hidden_layers);
+  set_layer_pattern(r, a,
+                    types ? *types : uniform(a.num_hidden_layers, window ? LayerType::kSliding : LayerType::kFull),
+                    window, "sliding_window");
+}
+
+// Qwen2 / Qwen3: use_sliding_window gates the window; without 5.x layer_types, the
+// layers from max_window_layers on slide (Qwen2Config's rule).
+void qwen_window(ConfigReader& r, Architecture& a) {
+  const bool use = r.boolean_or("use_sliding_window", false);
+  const auto window = read_window(r, 4096);
+  const int64_t max_window_layers = r.integer_or("max_window_layers", 28, 0);
+  const auto effective = use ? window : std::nullopt;
+  auto types = read_layer_types(r, a.num_hidden_layers);
+  if (!types) {
+    types = uniform(a.num_hidden_layers, LayerType::kFull);
+    if (effective)
+      for (int64_t l = max_window_layers; l < a.num_hidden_layers; ++l)
+        (*types)[static_cast<size_t>(l)] = LayerType::kSliding;
+  }
+  if (!use && std::find(types->begin(), types->end(), LayerType::kSliding) != types->end())
+    r.fail("use_sliding_window", "found false, expected true (layer_types lists sliding_attention layers)");
+  set_layer_pattern(r, a, *types, effective, "sliding_window");
+}
+
+void attention_bias_all(ConfigReader& r, Architecture& a) {
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+}
+
+void no_bias_keys(ConfigReader& r) {
+  r.require_inert("attention_bias", fmt::format("{} projections have no bias", r.cls()));
+  r.require_inert("mlp_bias", fmt::format("{} MLPs have no bias", r.cls()));
+}
+
+}  // namespace
+
+void fill_llama(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 2048, .rms_norm_eps = 1e-6});
+  attention_bias_all(r, a);
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  r.ignore({"pretraining_tp", "is_decoder"});  // pretraining_tp splits matmuls: same math
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+void fill_mistral(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 4096 * 32, .rms_norm_eps = 1e-6, .num_key_value_heads = 8});
+  no_bias_keys(r);
+  r.ignore({"is_decoder"});
+  every_layer_window(r, a, 4096);
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+void fill_mixtral(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 4096 * 32, .rms_norm_eps = 1e-5, .num_key_value_heads = 8});
+  no_bias_keys(r);
+  r.ignore({"is_decoder", "router_jitter_noise"});  // jitter is applied in training only
+  every_layer_window(r, a, std::nullopt);
+  apply_rope(r, a, read_rope(r, 1e6), std::nullopt, false);
+  a.moe.num_experts = r.integer("num_local_experts", 2);
+  a.moe.experts_per_token = r.integer("num_experts_per_tok");
+  a.moe.moe_intermediate_size = a.intermediate_size;  // MixtralConfig.intermediate_size is per expert
+  a.moe.renormalize = true;                           // Mixtral softmaxes the top-k logits
+}
+
+void fill_qwen2(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 32});
+  a.attention.qkv_bias = true;  // Qwen2Attention: bias on q/k/v, none on o
+  a.attention.out_bias = false;
+  r.ignore({"is_decoder"});
+  qwen_window(r, a);
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+void fill_qwen3(ConfigReader& r, Architecture& a) {
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 32, .head_dim = 128});
+  attention_bias_all(r, a);
+  a.attention.qk_norm = true;  // Qwen3Attention q_norm / k_norm
+  r.ignore({"is_decoder"});
+  qwen_window(r, a);
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+void fill_qwen3_moe(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 4});
+  attention_bias_all(r, a);
+  a.attention.qk_norm = true;
+  r.ignore({"is_decoder"});
+  if (r.boolean_or("use_sliding_window", false))
+    r.fail("use_sliding_window",
+           "found true, expected false (which Qwen3-MoE layers slide is not recorded in the "
+           "config, so the import would guess)");
+  r.ignore({"sliding_window", "max_window_layers"});  // unused while use_sliding_window is false
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+
+  // 4.x writes num_experts; 5.x maps it to num_local_experts.
+  const bool old_key = r.has_value("num_experts"), new_key = r.has_value("num_local_experts");
+  if (old_key && new_key && r.integer("num_experts", 2) != r.integer("num_local_experts", 2))
+    r.fail("num_local_experts", fmt::format("found {}, expected the same as num_experts ({})",
+                                            r.integer("num_local_experts", 2), r.integer("num_experts", 2)));
+  a.moe.num_experts = new_key ? r.integer("num_local_experts", 2) : r.integer("num_experts", 2);
+  r.ignore({"num_experts", "num_local_experts"});
+  a.moe.experts_per_token = r.integer("num_experts_per_tok");
+  a.moe.moe_intermediate_size = r.integer("moe_intermediate_size");
+  a.moe.renormalize = r.boolean_or("norm_topk_prob", false);
+  // Qwen3MoeDecoderLayer: sparse when not in mlp_only_layers and (layer + 1) % step == 0.
+  const int64_t step = r.integer_or("decoder_sparse_step", 1, 1);
+  std::set<int64_t> dense;
+  const Json* only = r.get("mlp_only_layers");
+  if (only == nullptr) r.note_default("mlp_only_layers", "[]");
+  if (only != nullptr && !only->is_null()) {
+    if (!only->is_array()) r.fail_value("mlp_only_layers", *only, "a list of layer indices");
+    for (size_t i = 0; i < only->size(); ++i) {
+      const Json& l = (*only)[i];
+      if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= a.num_hidden_layers)
+        r.fail_value(fmt::format("mlp_only_layers[{}]", i), l,
+                     fmt::format("a layer index in [0, {}) (num_hidden_layers)", a.num_hidden_layers));
+      dense.insert(l.get<int64_t>());
+    }
+  }
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l)
+    if ((l + 1) % step != 0) dense.insert(l);
+  a.moe.dense_layers.assign(dense.begin(), dense.end());
+  a.moe.first_dense_layers = 0;
+  if (static_cast<int64_t>(dense.size()) == a.num_hidden_layers)
+    r.fail(r.has("mlp_only_layers") ? "mlp_only_layers" : "decoder_sparse_step",
+           "leaves no MoE layer, expected at least one sparse layer (import a dense model type instead)");
+}
+
+void fill_phi3(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 4096, .rms_norm_eps = 1e-5});
+  no_bias_keys(r);
+  // Read only by longrope scaling, which the import rejects.
+  r.ignore({"is_decoder", "original_max_position_embeddings"});
+  every_layer_window(r, a, std::nullopt);
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, true);  // Phi3 rotates the first rotary dims
+}
+
+}  // namespace fk::spec::hf

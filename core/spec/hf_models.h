@@ -1,0 +1,106 @@
+// The per-model_type mappings of `fk import-hf` (internal to hf_config*.cc).
+//
+// Each supported model_type is one entry: its transformers config class, its family,
+// and a fill function that reads the config's keys (through a ConfigReader, which
+// records class defaults and rejects unread keys) into an Architecture. The pieces
+// several models share (sizes, rope, layer patterns, activations) are the helpers
+// below (hf_common.cc); hf_config.cc owns the driver (JSON, gemma3's text_config,
+// dtype, name, source, validation).
+#pragma once
+
+#include "core/spec/architecture.h"
+#include "core/spec/hf_config_reader.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fk::spec::hf {
+
+struct ModelImporter {
+  const char* model_type;
+  const char* config_class;  // the transformers class whose defaults fill absent keys
+  const char* family;
+  void (*fill)(ConfigReader& r, Architecture& a);
+};
+
+// Every supported model_type except the "gemma3" wrapper (hf_models.cc).
+const std::vector<ModelImporter>& model_importers();
+const ModelImporter* find_importer(const std::string& model_type);
+
+// Keys of every config that never change the forward pass (token ids, dropouts,
+// generation settings, bookkeeping), and keys that must be inert when present
+// (quantization_config, pruned_heads, ...).
+void ignore_common(ConfigReader& r);
+
+// Class defaults of a decoder's keys that differ between model types (written with
+// designated initialisers in hf_models*.cc, so each reads like the config class).
+struct DecoderDefaults {
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  bool tie_word_embeddings = false;
+  std::optional<int64_t> num_key_value_heads = std::nullopt;  // nullopt: = num_attention_heads
+  std::optional<int64_t> head_dim = std::nullopt;             // nullopt: hidden_size / num_attention_heads
+  std::optional<int64_t> vocab_size = std::nullopt;           // nullopt: required
+  const char* hidden_act_key = "hidden_act";
+  const char* hidden_act = "silu";
+};
+
+// hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
+// intermediate_size, vocab_size, max_position_embeddings, rms_norm_eps, the MLP
+// activation and tie_word_embeddings of a pre-RMSNorm gated-MLP decoder; rope is read
+// separately (read_rope).
+void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& d);
+
+// Checks kv heads and head_dim against the heads (errors name the HF keys given).
+void check_heads(ConfigReader& r, const Architecture& a, const char* heads_key, const char* kv_key);
+
+// An HF activation name as the spec's: silu/swish, gelu (erf), gelu_new /
+// gelu_pytorch_tanh (tanh approximation), relu; anything else is an error on `key`.
+Activation activation_from(ConfigReader& r, const std::string& key, const std::string& name);
+
+// Rope as the config gives it: 5.x rope_parameters (one dict, or one per layer type)
+// or 4.x rope_theta + rope_scaling. partial_rotary_factor may sit at the top level
+// (4.x) or in the dict (5.x).
+struct RopeRead {
+  double theta = 10000.0;
+  RopeScaling scaling;
+  double partial_rotary_factor = 1.0;
+  bool keyed = false;                   // rope_parameters keyed by layer type
+  bool has_full = false;                // keyed: a full_attention entry
+  std::optional<double> sliding_theta;  // keyed: the sliding_attention entry's theta
+};
+RopeRead read_rope(ConfigReader& r, double default_theta);
+
+// Sets a.position (kind rope, neox) from `rope` for the layer kinds of `a`.
+// `local_theta`: theta of sliding layers when the model gives them their own unscaled
+// rope (Gemma 3); with keyed rope parameters it comes from the sliding entry.
+// `partial_allowed`: whether the model honours partial_rotary_factor (else != 1 fails).
+void apply_rope(ConfigReader& r, Architecture& a, const RopeRead& rope, std::optional<double> local_theta,
+                bool partial_allowed);
+
+// 5.x per-layer `layer_types` ("full_attention" / "sliding_attention"), checked against
+// num_hidden_layers; nullopt when absent or null.
+std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t layers);
+
+// Sets attention.layer_types (the shortest repeating pattern of `per_layer`) and
+// attention.sliding_window (`window` when some layer slides, else unset; a sliding
+// layer without a window is an error on `window_key`).
+void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<LayerType>& per_layer,
+                       std::optional<int64_t> window, const char* window_key);
+
+// The fill functions of the registry (hf_models.cc, hf_models_gemma.cc,
+// hf_models_classic.cc).
+void fill_llama(ConfigReader& r, Architecture& a);
+void fill_mistral(ConfigReader& r, Architecture& a);
+void fill_mixtral(ConfigReader& r, Architecture& a);
+void fill_qwen2(ConfigReader& r, Architecture& a);
+void fill_qwen3(ConfigReader& r, Architecture& a);
+void fill_qwen3_moe(ConfigReader& r, Architecture& a);
+void fill_phi3(ConfigReader& r, Architecture& a);
+void fill_gemma2(ConfigReader& r, Architecture& a);
+void fill_gemma3_text(ConfigReader& r, Architecture& a);
+void fill_bert(ConfigReader& r, Architecture& a);
+void fill_gpt2(ConfigReader& r, Architecture& a);
+
+}  // namespace fk::spec::hf

@@ -1,0 +1,64 @@
+# `fk import-hf` end to end: writes a spec fk validate accepts (with a checkpoint
+# relative to the spec), prints to stdout, and exits 2 with
+# "fk import-hf: <file>: <field>: ..." on configs it cannot import.
+# Run by ctest as: cmake -DFK=<fk> -DSRC=<source dir> -DWORK=<scratch dir> -P import_hf.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+function(expect_run expected_rc needle)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc STREQUAL "${expected_rc}")
+    message(FATAL_ERROR "`${ARGN}` exited ${rc}, expected ${expected_rc}\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  string(FIND "${out}${err}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "`${ARGN}` did not print '${needle}'\nstdout: ${out}\nstderr: ${err}")
+  endif()
+endfunction()
+
+set(HF ${SRC}/tests/fixtures/hf)
+# Every 5.17 fixture: written, then valid for fk validate; the checkpoint is relative.
+file(GLOB configs ${HF}/*/config.json)
+foreach(cfg ${configs})
+  get_filename_component(dir ${cfg} DIRECTORY)
+  get_filename_component(mt ${dir} NAME)
+  expect_run(0 "wrote ${WORK}/specs/${mt}.yaml" ${FK} import-hf ${cfg} -o ${WORK}/specs/${mt}.yaml)
+  expect_run(0 "ok: architecture ${mt} (1 presets: full)" ${FK} validate ${WORK}/specs/${mt}.yaml)
+  file(READ ${WORK}/specs/${mt}.yaml text)
+  string(REGEX MATCH "checkpoint: \\.\\./[^\n]*/tests/fixtures/hf/${mt}/model\\.safetensors" found "${text}")
+  if(NOT found)
+    message(FATAL_ERROR "${mt}: no relative checkpoint in\n${text}")
+  endif()
+endforeach()
+# 4.x: gemma-3's text_config, to stdout.
+expect_run(0 "model_type: gemma3_text" ${FK} import-hf ${SRC}/tests/fixtures/hf_v4/gemma-3-27b/config.json)
+expect_run(0 "name: renamed" ${FK} import-hf ${HF}/llama/config.json --name renamed --dtype bf16)
+expect_run(0 "checkpoint: ${HF}/llama/model.safetensors" ${FK} import-hf ${HF}/llama/config.json)
+expect_run(0 "checkpoint: ${HF}/qwen2" ${FK} import-hf ${HF}/llama/config.json --checkpoint ${HF}/qwen2)
+
+# Bad input: exit 2, the file, the field, what was found.
+file(READ ${HF}/llama/config.json llama)
+string(REPLACE "\"model_type\": \"llama\"" "\"model_type\": \"falcon\"" falcon "${llama}")
+file(WRITE ${WORK}/falcon/config.json "${falcon}")
+expect_run(2 "fk import-hf: ${WORK}/falcon/config.json: model_type: found \"falcon\", expected one of ["
+           ${FK} import-hf ${WORK}/falcon/config.json -o ${WORK}/falcon.yaml)
+if(EXISTS ${WORK}/falcon.yaml)
+  message(FATAL_ERROR "a failed import wrote its output")
+endif()
+string(REPLACE "\"rope_type\": \"llama3\"" "\"rope_type\": \"yarn\"" yarn "${llama}")
+file(WRITE ${WORK}/yarn/config.json "${yarn}")
+expect_run(2 "fk import-hf: ${WORK}/yarn/config.json: rope_parameters.rope_type: found \"yarn\""
+           ${FK} import-hf ${WORK}/yarn/config.json)
+string(REPLACE "\"num_key_value_heads\": 2" "\"num_key_value_heads\": 3" kv "${llama}")
+file(WRITE ${WORK}/kv/config.json "${kv}")
+expect_run(2 "num_key_value_heads: found 3, expected a divisor of num_attention_heads (4)"
+           ${FK} import-hf ${WORK}/kv/config.json)
+string(REPLACE "\"hidden_size\": 32," "" nohidden "${llama}")
+file(WRITE ${WORK}/nohidden/config.json "${nohidden}")
+expect_run(2 "${WORK}/nohidden/config.json: hidden_size: missing" ${FK} import-hf ${WORK}/nohidden/config.json)
+file(WRITE ${WORK}/broken/config.json "{\n  \"model_type\": \"llama\"\n  \"hidden_size\": 32\n}\n")
+expect_run(2 "fk import-hf: ${WORK}/broken/config.json:3:" ${FK} import-hf ${WORK}/broken/config.json)
+expect_run(2 "cannot open" ${FK} import-hf ${WORK}/nothing/config.json)
+expect_run(2 "--checkpoint: found" ${FK} import-hf ${HF}/llama/config.json --checkpoint ${WORK}/nothing.safetensors)
+expect_run(2 "--dtype: found 'int8'" ${FK} import-hf ${HF}/llama/config.json --dtype int8)
+expect_run(2 "--name: found 'a b'" ${FK} import-hf ${HF}/llama/config.json --name "a b")

@@ -1,0 +1,372 @@
+// fk import-hf's conversion (core/spec/hf_config.h): every transformers 5.17 fixture
+// (tests/fixtures/hf/) imports, writes, loads back equal and validates, with values
+// checked per model type; every transformers 4.x fixture (tests/fixtures/hf_v4/)
+// imports to the same Architecture as the hand-written spec of that model.
+#include "core/spec/hf_config.h"
+#include "core/fs_util.h"
+#include "core/spec/json_io.h"
+#include "core/spec/spec_file.h"
+#include "spec/spec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace fk::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using spec::Architecture;
+using spec::LayerType;
+
+const fs::path kSrc(FK_SOURCE_DIR);
+
+std::vector<std::string> fixture_dirs(const std::string& sub) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kSrc / "tests" / "fixtures" / sub))
+    if (fs::exists(e.path() / "config.json")) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string v5(const std::string& model_type) {
+  return (kSrc / "tests/fixtures/hf" / model_type / "config.json").string();
+}
+std::string v4(const std::string& name) { return (kSrc / "tests/fixtures/hf_v4" / name / "config.json").string(); }
+
+// The architecture as flat JSON pointers -> values, without the notes that may differ
+// (name, provenance, preset, checkpoint) and with layer_types resolved per layer (a
+// pattern and its repetitions, or an empty list and its default, are the same model).
+std::map<std::string, spec::Json> comparable(const Architecture& a) {
+  spec::Json j = spec::to_json(a);
+  for (const char* k : {"name", "source", "hf_id", "family", "preset", "checkpoint"}) j.erase(k);
+  spec::Json types = spec::Json::array();
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l) types.push_back(spec::layer_type_name(a.layer_type(l)));
+  j["attention"]["layer_types"] = types;
+  if (!j["moe"].contains("dense_layers")) j["moe"]["dense_layers"] = spec::Json::array();
+  std::map<std::string, spec::Json> flat;
+  const spec::Json f = j.flatten();
+  for (auto it = f.begin(); it != f.end(); ++it) flat[it.key()] = it.value();
+  return flat;
+}
+
+// Field by field: every difference is reported with its JSON pointer.
+void expect_same_model(const Architecture& got, const Architecture& want, const std::string& what) {
+  const auto a = comparable(got), b = comparable(want);
+  for (const auto& [k, v] : b) {
+    auto it = a.find(k);
+    if (it == a.end()) {
+      ADD_FAILURE() << what << ": " << k << " missing in the import";
+    } else {
+      EXPECT_EQ(it->second, v) << what << ": " << k;
+    }
+  }
+  for (const auto& [k, v] : a)
+    if (!b.count(k)) ADD_FAILURE() << what << ": " << k << " only in the import";
+}
+
+// import -> YAML in a temp folder -> load: the loaded value equals the import (the
+// checkpoint resolved to an absolute path).
+Architecture write_and_load(const spec::HfImport& imported, const TempSpecs& tmp, const std::string& file_name) {
+  const std::string path = tmp.write(file_name, spec::architecture_to_yaml(imported.arch, {"test"}));
+  spec::Diagnostics diags;
+  const auto any = spec::spec_load_file(path, diags);  // what fk validate does
+  EXPECT_TRUE(any.has_value()) << diags.to_string() << spec::architecture_to_yaml(imported.arch);
+  if (!any) return {};
+  const auto& doc = std::get<spec::ArchitectureDoc>(*any);
+  EXPECT_TRUE(doc.presets.empty());
+  Architecture want = imported.arch;
+  if (!want.checkpoint.empty())
+    want.checkpoint = (fs::path(path).parent_path() / want.checkpoint).lexically_normal().string();
+  EXPECT_EQ(spec::to_json(doc.full).dump(1), spec::to_json(want).dump(1)) << file_name;
+  return doc.full;
+}
+
+TEST(HfImport5x, EveryFixtureImportsWritesLoadsAndValidates) {
+  const auto types = fixture_dirs("hf");
+  EXPECT_GE(types.size(), 11u);
+  TempSpecs tmp;
+  for (const auto& mt : types) {
+    SCOPED_TRACE(mt);
+    spec::HfImportOptions o;
+    const std::string ckpt = spec::hf_checkpoint_beside(v5(mt));
+    ASSERT_FALSE(ckpt.empty()) << "the 5.17 fixtures hold model.safetensors";
+    o.checkpoint = fs::path(ckpt).lexically_relative(fs::absolute(tmp.root())).string();
+    const spec::HfImport imp = spec::hf_config_import_file(v5(mt), o);
+    EXPECT_EQ(imp.arch.name, mt) << "named after the config's folder";
+    EXPECT_EQ(imp.arch.model_type, mt);
+    EXPECT_EQ(imp.arch.dtype, DType::kF32) << "dtype float32";
+    EXPECT_EQ(imp.transformers_version, "5.17.0");
+    EXPECT_NE(imp.arch.source.find(v5(mt)), std::string::npos) << imp.arch.source;
+    EXPECT_EQ(imp.arch.hidden_size, 32);
+    EXPECT_EQ(imp.arch.vocab_size, 131);
+    EXPECT_EQ(imp.arch.max_position_embeddings, 64);
+    const Architecture loaded = write_and_load(imp, tmp, mt + ".yaml");
+    EXPECT_EQ(loaded.checkpoint, fs::path(ckpt).lexically_normal().string());
+  }
+}
+
+spec::HfImport import5(const std::string& mt) { return spec::hf_config_import_file(v5(mt)); }
+
+std::vector<LayerType> per_layer(const Architecture& a) {
+  std::vector<LayerType> out;
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l) out.push_back(a.layer_type(l));
+  return out;
+}
+
+constexpr LayerType F = LayerType::kFull;
+constexpr LayerType S = LayerType::kSliding;
+
+TEST(HfImport5x, LlamaRopeParametersLlama3) {
+  const Architecture a = import5("llama").arch;
+  EXPECT_EQ(a.num_attention_heads, 4);
+  EXPECT_EQ(a.num_key_value_heads, 2);
+  EXPECT_EQ(a.head_dim, 8);  // != hidden / heads
+  EXPECT_DOUBLE_EQ(a.norm.eps, 1e-5);
+  EXPECT_DOUBLE_EQ(a.position.rope_theta, 500000.0);
+  EXPECT_EQ(a.position.rope_scaling.type, spec::RopeScalingType::kLlama3);
+  EXPECT_DOUBLE_EQ(a.position.rope_scaling.factor, 8.0);
+  EXPECT_DOUBLE_EQ(a.position.rope_scaling.low_freq_factor, 1.0);
+  EXPECT_DOUBLE_EQ(a.position.rope_scaling.high_freq_factor, 4.0);
+  EXPECT_EQ(a.position.rope_scaling.original_max_position_embeddings, 16);
+  EXPECT_FALSE(a.attention.qkv_bias || a.attention.out_bias || a.mlp.bias);
+  EXPECT_FALSE(a.embedding.tied);
+  EXPECT_EQ(per_layer(a), std::vector<LayerType>(2, F));
+  EXPECT_EQ(a.family, "llama");
+}
+
+TEST(HfImport5x, MistralSlidesEveryLayer) {
+  const Architecture a = import5("mistral").arch;
+  EXPECT_EQ(a.attention.sliding_window, 5);
+  EXPECT_EQ(per_layer(a), std::vector<LayerType>(2, S));
+  EXPECT_FALSE(a.position.local_rope_theta.has_value());
+}
+
+TEST(HfImport5x, Qwen2BiasOnQkvOnlyAndTied) {
+  const Architecture a = import5("qwen2").arch;
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_TRUE(a.embedding.tied);
+  EXPECT_FALSE(a.attention.sliding_window.has_value()) << "use_sliding_window false";
+  EXPECT_EQ(a.head_dim, 8);
+}
+
+TEST(HfImport5x, Qwen3QkNorm) {
+  const Architecture a = import5("qwen3").arch;
+  EXPECT_TRUE(a.attention.qk_norm);
+  EXPECT_EQ(a.head_dim, 16);
+  EXPECT_FALSE(a.attention.qkv_bias);
+}
+
+TEST(HfImport5x, Qwen3MoeDenseLayersFromMlpOnlyLayers) {
+  const Architecture a = import5("qwen3_moe").arch;
+  EXPECT_EQ(a.moe.num_experts, 4);  // num_local_experts in 5.x
+  EXPECT_EQ(a.moe.experts_per_token, 2);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 24);
+  EXPECT_TRUE(a.moe.renormalize);  // norm_topk_prob
+  EXPECT_EQ(a.moe.dense_layers, std::vector<int64_t>{1});
+  EXPECT_EQ(a.moe.first_dense_layers, 0);
+  EXPECT_TRUE(a.layer_is_moe(0));
+  EXPECT_FALSE(a.layer_is_moe(1));
+  EXPECT_TRUE(a.layer_is_moe(2));
+  EXPECT_EQ(a.intermediate_size, 64) << "width of the dense layer";
+  EXPECT_TRUE(a.attention.qk_norm);
+}
+
+TEST(HfImport5x, MixtralExperts) {
+  const Architecture a = import5("mixtral").arch;
+  EXPECT_EQ(a.moe.num_experts, 4);
+  EXPECT_EQ(a.moe.experts_per_token, 2);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 64);
+  EXPECT_TRUE(a.moe.renormalize);
+  EXPECT_TRUE(a.moe.dense_layers.empty());
+  EXPECT_FALSE(a.attention.sliding_window.has_value());
+  EXPECT_EQ(a.family, "mistral");
+}
+
+TEST(HfImport5x, Gemma2) {
+  const Architecture a = import5("gemma2").arch;
+  EXPECT_EQ(a.attention.layer_types, (std::vector<LayerType>{S, F}));
+  EXPECT_EQ(a.attention.sliding_window, 5);
+  EXPECT_EQ(a.attention.logit_softcap, 50.0);
+  EXPECT_EQ(a.head.logit_softcap, 30.0);
+  EXPECT_EQ(a.attention.query_pre_attn_scalar, 12.0);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kSandwich);
+  EXPECT_DOUBLE_EQ(a.norm.weight_offset, 1.0);
+  EXPECT_TRUE(a.embedding.scale_by_sqrt_hidden);
+  EXPECT_TRUE(a.embedding.tied);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGeluTanh);
+  EXPECT_FALSE(a.attention.qk_norm);
+  EXPECT_FALSE(a.position.local_rope_theta.has_value()) << "one rope for every layer";
+  EXPECT_EQ(a.head_dim, 16);
+}
+
+TEST(HfImport5x, Gemma3KeyedRopeParameters) {
+  const Architecture a = import5("gemma3_text").arch;
+  EXPECT_EQ(a.attention.layer_types, (std::vector<LayerType>{S, S, S, S, S, F}));
+  EXPECT_EQ(a.attention.sliding_window, 5);
+  EXPECT_DOUBLE_EQ(a.position.rope_theta, 1e6);
+  EXPECT_EQ(a.position.local_rope_theta, 10000.0);
+  EXPECT_EQ(a.position.rope_scaling.type, spec::RopeScalingType::kLinear);
+  EXPECT_DOUBLE_EQ(a.position.rope_scaling.factor, 8.0);
+  EXPECT_TRUE(a.attention.qk_norm);
+  EXPECT_FALSE(a.attention.logit_softcap.has_value());
+  EXPECT_FALSE(a.head.logit_softcap.has_value());
+  EXPECT_EQ(a.attention.query_pre_attn_scalar, 16.0);
+  EXPECT_EQ(a.family, "gemma3");
+}
+
+TEST(HfImport5x, Phi3) {
+  const Architecture a = import5("phi3").arch;
+  EXPECT_DOUBLE_EQ(a.position.partial_rotary_factor, 1.0);
+  EXPECT_EQ(a.head_dim, 8);
+  EXPECT_EQ(a.num_key_value_heads, 2);
+  EXPECT_FALSE(a.attention.sliding_window.has_value());
+  EXPECT_TRUE(a.mlp.gated) << "gate_up_proj is fused in the checkpoint only";
+}
+
+TEST(HfImport5x, BertEncoder) {
+  const Architecture a = import5("bert").arch;
+  EXPECT_FALSE(a.attention.causal);
+  EXPECT_TRUE(a.attention.qkv_bias && a.attention.out_bias);
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPost);
+  EXPECT_DOUBLE_EQ(a.norm.eps, 1e-12);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGelu);
+  EXPECT_FALSE(a.mlp.gated);
+  EXPECT_TRUE(a.mlp.bias);
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kLearned);
+  EXPECT_EQ(a.embedding.type_vocab_size, 2);
+  EXPECT_TRUE(a.embedding.norm);
+  EXPECT_FALSE(a.embedding.tied) << "BertModel has no LM head, whatever tie_word_embeddings says";
+  EXPECT_EQ(a.head.kind, spec::HeadKind::kNone);
+  EXPECT_FALSE(a.head.final_norm);
+  EXPECT_EQ(a.num_key_value_heads, 4);
+  EXPECT_EQ(a.head_dim, 8);
+}
+
+TEST(HfImport5x, Gpt2InnerDefaultsToFourTimesHidden) {
+  const spec::HfImport imp = import5("gpt2");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.intermediate_size, 128);
+  EXPECT_EQ(a.num_hidden_layers, 2);
+  EXPECT_EQ(a.num_attention_heads, 4);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGeluTanh);
+  EXPECT_FALSE(a.mlp.gated);
+  EXPECT_TRUE(a.embedding.tied);
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kLearned);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPre);
+  EXPECT_TRUE(a.head.final_norm);
+  const bool noted = std::any_of(imp.defaults_used.begin(), imp.defaults_used.end(),
+                                 [](const std::string& d) { return d.rfind("n_inner=", 0) == 0; });
+  EXPECT_TRUE(noted) << "the n_inner default is named in the source";
+  EXPECT_NE(a.source.find("n_inner=4 x n_embd (128)"), std::string::npos) << a.source;
+}
+
+TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
+  // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
+  nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));
+  c["use_sliding_window"] = true;
+  c["sliding_window"] = 4096;
+  c["num_hidden_layers"] = 6;
+  c["max_window_layers"] = 4;
+  const Architecture a = spec::hf_config_import(c, "q/config.json").arch;
+  EXPECT_EQ(per_layer(a), (std::vector<LayerType>{F, F, F, F, S, S}));
+  EXPECT_EQ(a.attention.layer_types.size(), 6u) << "no shorter period";
+  EXPECT_EQ(a.attention.sliding_window, 4096);
+  c["use_sliding_window"] = false;  // the window is then unused, as in Qwen2.5's own configs
+  const Architecture b = spec::hf_config_import(c, "q/config.json").arch;
+  EXPECT_EQ(per_layer(b), std::vector<LayerType>(6, F));
+  EXPECT_FALSE(b.attention.sliding_window.has_value());
+}
+
+TEST(HfImport4x, Gemma2WithoutLayerTypesAlternatesFromSliding) {
+  const Architecture a = spec::hf_config_import_file(v4("gemma-2-9b")).arch;
+  EXPECT_EQ(a.attention.layer_types, (std::vector<LayerType>{S, F}));
+  EXPECT_EQ(a.layer_type(0), S);
+  EXPECT_EQ(a.layer_type(41), F);
+  EXPECT_TRUE(a.embedding.tied) << "Gemma2Config default: the key is absent";
+}
+
+// 4.x fixture folder -> hand-written spec; dtype override where the config records none.
+struct V4Case {
+  const char* folder;
+  const char* spec;
+  std::optional<DType> dtype;
+};
+
+TEST(HfImport4x, ImportsToTheHandWrittenSpecs) {
+  const std::vector<V4Case> cases = {
+      {"llama-3.1-8b", "llama-3.1-8b", {}},
+      {"mistral-7b", "mistral-7b", {}},
+      {"mixtral-8x7b", "mixtral-8x7b", {}},
+      {"qwen2.5-7b", "qwen2.5-7b", {}},
+      {"qwen3-8b", "qwen3-8b", {}},
+      {"qwen3-30b-a3b", "qwen3-30b-a3b", {}},
+      {"gemma-2-9b", "gemma-2-9b", {}},
+      {"gemma-3-27b", "gemma-3-27b", {}},
+      {"phi-3-mini", "phi-3-mini", {}},
+      {"gpt2", "gpt2", DType::kF16},
+      {"bert-base", "bert-base", DType::kF16},
+  };
+  EXPECT_EQ(cases.size(), fixture_dirs("hf_v4").size()) << "every 4.x fixture has a case";
+  TempSpecs tmp;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.folder);
+    spec::Diagnostics diags;
+    const auto doc =
+        spec::architecture_load_file((kSrc / "specs/architectures" / (std::string(c.spec) + ".yaml")).string(), diags);
+    ASSERT_TRUE(doc.has_value()) << diags.to_string();
+    spec::HfImportOptions o;
+    o.dtype = c.dtype;
+    const spec::HfImport imp = spec::hf_config_import_file(v4(c.folder), o);
+    EXPECT_TRUE(imp.arch.checkpoint.empty()) << "no weights beside these configs";
+    expect_same_model(imp.arch, doc->full, c.folder);
+    EXPECT_EQ(imp.arch.family, doc->full.family);
+    const Architecture loaded = write_and_load(imp, tmp, std::string(c.folder) + ".yaml");
+    expect_same_model(loaded, doc->full, std::string(c.folder) + " (written and loaded)");
+  }
+}
+
+TEST(HfImport4x, NamesAndProvenance) {
+  const auto qwen = spec::hf_config_import_file(v4("qwen2.5-7b"));
+  EXPECT_EQ(qwen.arch.name, "Qwen2.5-7B-Instruct") << "from _name_or_path";
+  EXPECT_EQ(qwen.arch.hf_id, "Qwen/Qwen2.5-7B-Instruct");
+  const auto llama = spec::hf_config_import_file(v4("llama-3.1-8b"));
+  EXPECT_EQ(llama.arch.name, "llama-3.1-8b") << "from the folder";
+  EXPECT_EQ(llama.arch.hf_id, "");
+  EXPECT_EQ(llama.arch.dtype, DType::kBF16) << "torch_dtype";
+  EXPECT_NE(llama.arch.source.find("transformers 4.42.3"), std::string::npos) << llama.arch.source;
+  spec::HfImportOptions o;
+  o.name = "my-llama";
+  EXPECT_EQ(spec::hf_config_import_file(v4("llama-3.1-8b"), o).arch.name, "my-llama");
+  // gemma-3: the text_config, with the Gemma3TextConfig defaults named in the source.
+  const auto gemma = spec::hf_config_import_file(v4("gemma-3-27b"));
+  EXPECT_EQ(gemma.arch.model_type, "gemma3_text");
+  EXPECT_NE(gemma.arch.source.find("text_config of"), std::string::npos);
+  for (const char* d : {"text_config.vocab_size=262208", "text_config.rope_local_base_freq=10000.0",
+                        "text_config.sliding_window_pattern=6", "text_config.rope_theta=1000000.0"})
+    EXPECT_NE(gemma.arch.source.find(d), std::string::npos) << d << " in " << gemma.arch.source;
+  // gpt2 and bert record no torch_dtype: fp32, said so.
+  const auto gpt2 = spec::hf_config_import_file(v4("gpt2"));
+  EXPECT_EQ(gpt2.arch.dtype, DType::kF32);
+  EXPECT_NE(gpt2.arch.source.find("dtype=fp32"), std::string::npos);
+}
+
+TEST(HfImportNames, SpecNameFromText) {
+  EXPECT_EQ(spec::hf_spec_name("Llama-3.1-8B"), "Llama-3.1-8B");
+  EXPECT_EQ(spec::hf_spec_name("__my model!"), "my-model-");
+  EXPECT_EQ(spec::hf_spec_name(".."), "");
+}
+
+TEST(HfImportWrite, FloatsReadBackExactly) {
+  for (double v : {1e-5, 1e-6, 1e-12, 500000.0, 1e6, 0.1, 1.0 / 3.0, 10000.0, 2.5e-7})
+    EXPECT_EQ(std::stod(spec::yaml_float_text(v)), v) << spec::yaml_float_text(v);
+  EXPECT_EQ(spec::yaml_float_text(500000.0), "500000.0");
+  EXPECT_EQ(spec::yaml_float_text(1e-5), "1.0e-05");
+  EXPECT_EQ(spec::yaml_float_text(1e6), "1000000.0");
+}
+
+}  // namespace
+}  // namespace fk::testing
