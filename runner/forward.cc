@@ -76,7 +76,7 @@ ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
   if (!misfits.empty())
     fail(ErrorKind::kInvalidArgument, "--layout {} does not fit {} with batch {}: {}", o.layout, p.arch.name, batch,
          misfits[0]);
-  p.weights = o.weights;  // CHECKPOINT-FIELD
+  p.weights = !o.weights.empty() ? o.weights : p.arch.checkpoint;
   p.seed = o.seed;
   p.output = o.output;
   const fs::path parent = fs::path(o.output).parent_path();
@@ -89,13 +89,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   const auto t0 = std::chrono::steady_clock::now();
   const collectives::Grid grid(p.layout, world.rank());
   collectives::GroupComms comms = collectives::grid_split(world, grid);
-  Placement pl;
-  pl.tp = grid.tp();
-  pl.tp_rank = grid.tp_rank();
-  pl.pp = grid.pp();
-  pl.pp_rank = grid.pp_rank();
-  pl.dp = grid.dp();
-  pl.dp_rank = grid.dp_rank();
+  const Placement pl = placement_of(grid);
   const spec::Architecture& a = p.arch;
   const DType dtype = p.workload.dtype_for(a);
 

@@ -1,6 +1,7 @@
 #include "runner/job_runner.h"
 
 #include "collectives/grid.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "kernels/blas_info.h"
 #include "results/job_result.h"
@@ -23,15 +24,6 @@ namespace fk::runner {
 namespace {
 
 using nlohmann::json;
-
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string hostname() {
   char buf[256] = {};
@@ -144,19 +136,13 @@ JobSummary summarize(const results::JobResult& r) {
 
 JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string started = now_iso();
+  const std::string started = utc_now_iso();
   if (group.size() != job.layout.ranks())
     fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
   inject_fault(group.rank(), options.attempt);
   const collectives::Grid grid(job.layout, group.rank());
   collectives::GroupComms comms = collectives::grid_split(group, grid);
-  Placement pl;
-  pl.tp = grid.tp();
-  pl.tp_rank = grid.tp_rank();
-  pl.pp = grid.pp();
-  pl.pp_rank = grid.pp_rank();
-  pl.dp = grid.dp();
-  pl.dp_rank = grid.dp_rank();
+  const Placement pl = placement_of(grid);
 
   CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)),
                             options.quarantine_reason);
@@ -260,7 +246,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   absorb(payload, 0);
   for (int from = 1; from < group.size(); ++from) absorb(json::from_msgpack(recv_bytes(group, from)), from);
   if (!candidates.empty()) r.candidates = candidates.summarize(r.candidate_instances, r.layers, r.logits, r.steps);
-  r.meta.finished_at = now_iso();
+  r.meta.finished_at = utc_now_iso();
   r.meta.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   results::job_result_write(job_result_path(options.results_dir, job.id), r);
   group.barrier();

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "runner/model/checkpoint_weights.h"
 
 #include <chrono>
 #include <cmath>
@@ -110,7 +111,11 @@ class ModelStage {
   ModelStageOutput run() {
     out_.traced_rows_per_sequence = trace_all_rows_ ? w_.seq_len : 1;
     const DType dtype = w_.dtype_for(a_);
-    const ModelWeights master = ModelWeights::generate(a_, pl_, c_.seed);
+    // The architecture's checkpoint when it names one (each rank reads its shard),
+    // else the seed's random weights.
+    const ModelWeights master = a_.checkpoint.empty()
+                                    ? ModelWeights::generate(a_, pl_, c_.seed)
+                                    : ModelWeights::build(a_, pl_, CheckpointWeights(a_.checkpoint, a_));
     const ModelWeights lowp = dtype == DType::kF32 ? master : master.to_dtype(dtype);
     const ImplSet base = ImplSet::baseline(c_.device);
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);

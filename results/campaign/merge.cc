@@ -1,5 +1,6 @@
 #include "results/campaign/merge.h"
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "results/campaign/job_files.h"
 #include "results/campaign/source.h"
@@ -23,15 +24,6 @@
 namespace fk::results {
 namespace fs = std::filesystem;
 namespace {
-
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string hdf5_version() {
   unsigned maj = 0, min = 0, rel = 0;
@@ -113,7 +105,7 @@ MergeResult campaign_merge(const MergeOptions& o) {
   w.set_attr("format", kCampaignFormat);
   w.set_attr("schema_version", kCampaignSchemaVersion);
   w.set_attr("campaign", fmt::format("{}", fmt::join(campaigns, ",")));
-  w.set_attr("created_at", now_iso());
+  w.set_attr("created_at", utc_now_iso());
   w.set_attr("jobs", r.jobs);
   w.set_attr("jobs_completed", r.completed);
   w.set_attr("jobs_failed", r.failed);

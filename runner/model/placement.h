@@ -3,6 +3,7 @@
 // of the batch). A plain value derived from the layout grid.
 #pragma once
 
+#include "collectives/grid.h"
 #include "core/spec/architecture.h"
 #include "core/spec/memory.h"
 #include "core/spec/workload.h"
@@ -38,6 +39,18 @@ struct Placement {
   // Index of this rank's first kv head in the global kv heads.
   int64_t kv_head_begin(const spec::Architecture& a) const;
 };
+
+// The placement of a grid's rank.
+inline Placement placement_of(const collectives::Grid& g) {
+  Placement p;
+  p.tp = g.tp();
+  p.tp_rank = g.tp_rank();
+  p.pp = g.pp();
+  p.pp_rank = g.pp_rank();
+  p.dp = g.dp();
+  p.dp_rank = g.dp_rank();
+  return p;
+}
 
 inline int64_t Placement::vocab_rows(const spec::Architecture& a) const {
   const int64_t begin = vocab_begin(a);

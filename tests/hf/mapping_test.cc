@@ -1,0 +1,199 @@
+// The checkpoint mapping against HF's own outputs, in process (tp1): the shipped map
+// of every fixture matches HF, and deliberately wrong maps (gate/up swapped, k/v
+// swapped, a fused offset wrong, GPT-2's Conv1D not transposed, BERT's norms swapped)
+// fail parity, so the parity tests would catch them. Bad checkpoints give errors that
+// name the tensor. The architectures come from the specs `fk import-hf` wrote for the
+// tp1 parity tests (FK_PARITY_DIR; ctest runs those first).
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "core/spec/spec_file.h"
+#include "kernels/op.h"
+#include "runner/model/checkpoint_weights.h"
+#include "runner/model/transformer.h"
+#include "runner/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+namespace fk::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Fixture {
+  spec::Architecture arch;
+  std::string dir;
+  std::string checkpoint() const { return dir + "/model.safetensors"; }
+};
+
+Fixture fixture(const std::string& model_type) {
+  const char* parity = std::getenv("FK_PARITY_DIR");
+  if (parity == nullptr) throw std::runtime_error("FK_PARITY_DIR is not set (ctest sets it)");
+  const std::string spec = std::string(parity) + "/" + model_type + "-tp1/spec.yaml";
+  spec::Diagnostics diags;
+  const auto doc = spec::architecture_load_file(spec, diags);
+  if (!doc) throw std::runtime_error(spec + ": " + diags.to_string());
+  return {doc->full, std::string(FK_SOURCE_DIR) + "/tests/fixtures/hf/" + model_type};
+}
+
+// Relative L2 error of our fp32 output (logits, or last_hidden_state) against HF's.
+double output_error(const Fixture& f, const WeightSource& source) {
+  kernels::register_builtin_ops();
+  const SafetensorsFile inputs(f.dir + "/inputs.safetensors"), expected(f.dir + "/expected.safetensors");
+  const Tensor ids = inputs.read("input_ids", DType::kI64);
+  spec::Workload w;
+  w.name = "parity";
+  w.batch = ids.size(0);
+  w.seq_len = ids.size(1);
+  w.dtype = DType::kF32;
+  const Placement pl;
+  const ModelWeights weights = ModelWeights::build(f.arch, pl, source);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu));
+  Transformer model(f.arch, w, pl, ModelComms{}, weights, rt);
+  model.set_all_logits(true);
+  const Tensor out = model.step(ids, w.seq_len, 0);
+  const std::string name = expected.has("logits") ? "logits" : "last_hidden_state";
+  const Tensor hf = expected.read(name, DType::kF32);
+  EXPECT_EQ(out.numel(), hf.numel());
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < std::min(out.numel(), hf.numel()); ++i) {
+    const double d = static_cast<double>(out.data_as<float>()[i]) - hf.data_as<float>()[i];
+    num += d * d;
+    den += static_cast<double>(hf.data_as<float>()[i]) * hf.data_as<float>()[i];
+  }
+  return std::sqrt(num / den);
+}
+
+// The shipped map of `model_type` with `edit` applied to every location it gives.
+TensorMap edited(const std::string& model_type, std::function<void(const std::string&, TensorRef&)> edit) {
+  TensorMap m = hf_tensor_map(model_type);
+  m.locate = [base = m.locate, edit](const std::string& canonical, const spec::Architecture& a) {
+    TensorRef r = base(canonical, a);
+    edit(canonical, r);
+    return r;
+  };
+  return m;
+}
+
+void swap_in_name(std::string& name, const std::string& x, const std::string& y) {
+  if (const auto p = name.find(x); p != std::string::npos) {
+    name.replace(p, x.size(), y);
+  } else if (const auto q = name.find(y); q != std::string::npos) {
+    name.replace(q, y.size(), x);
+  }
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class EveryFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryFixture, ShippedMapMatchesHf) {
+  const Fixture f = fixture(GetParam());
+  const CheckpointWeights source(f.checkpoint(), f.arch);
+  EXPECT_LT(output_error(f, source), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2",
+                                           "gemma3_text", "phi3", "bert", "gpt2"));
+
+TEST(WrongMapping, SwappedGateAndUpFailsParity) {
+  for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
+    const Fixture f = fixture(mt);
+    const CheckpointWeights bad(f.checkpoint(), f.arch,
+                                edited(mt, [](const std::string&, TensorRef& r) { swap_in_name(r.name, "gate_proj", "up_proj"); }));
+    EXPECT_GT(output_error(f, bad), 1e-2) << mt;
+  }
+}
+
+TEST(WrongMapping, SwappedKeyAndValueFailsParity) {
+  const Fixture f = fixture("mistral");
+  const CheckpointWeights bad(f.checkpoint(), f.arch,
+                              edited("mistral", [](const std::string&, TensorRef& r) { swap_in_name(r.name, "k_proj", "v_proj"); }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, Phi3FusedGateUpHalvesSwappedFailsParity) {
+  const Fixture f = fixture("phi3");
+  const int64_t inter = f.arch.intermediate_size;
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("phi3", [inter](const std::string&, TensorRef& r) {
+                                if (r.name.find("gate_up_proj") != std::string::npos) r.offset = inter - r.offset;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, Gpt2ConvWeightsReadUntransposedFailParity) {
+  const Fixture f = fixture("gpt2");
+  // c_proj of the attention is square, so reading it untransposed is no shape error:
+  // only the numbers show it.
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("gpt2", [](const std::string&, TensorRef& r) {
+                                if (r.name.find("attn.c_proj.weight") != std::string::npos) r.transpose = false;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, BertPostNormsSwappedFailParity) {
+  const Fixture f = fixture("bert");
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("bert", [](const std::string&, TensorRef& r) {
+                                swap_in_name(r.name, "attention.output.LayerNorm", "output.LayerNorm");
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(CheckpointErrors, MissingTensorNamesWhatWasAskedAndWhereItLooked) {
+  Fixture f = fixture("mixtral");
+  const CheckpointWeights source(f.checkpoint(), f.arch, hf_tensor_map("llama"));  // Llama names: no experts
+  const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
+  EXPECT_NE(e.find("no tensor for model.layers.0.mlp.gate.weight"), std::string::npos) << e;  // the router, asked first
+  EXPECT_NE(e.find("looked for"), std::string::npos) << e;
+  EXPECT_NE(e.find(f.checkpoint()), std::string::npos) << e;
+}
+
+TEST(CheckpointErrors, WrongShapeNamesTheTensorAndTheShapeExpected) {
+  Fixture f = fixture("llama");
+  f.arch.intermediate_size = 48;  // the checkpoint's MLP is 64 wide
+  const CheckpointWeights source(f.checkpoint(), f.arch);
+  const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
+  EXPECT_NE(e.find("'model.layers.0.mlp.gate_proj.weight'"), std::string::npos) << e;
+  EXPECT_NE(e.find("is [64, 32] F32"), std::string::npos) << e;
+  EXPECT_NE(e.find("needs [48, 32]"), std::string::npos) << e;
+}
+
+TEST(CheckpointErrors, IntegerTensorWhereAWeightBelongsIsAnError) {
+  const fs::path dir = fs::temp_directory_path() / ("fk_hf_int_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Fixture f = fixture("llama");
+  // The fixture's checkpoint with one weight replaced by an int32 tensor of its shape.
+  const SafetensorsFile src(f.checkpoint());
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& n : src.names()) {
+    const SafetensorsEntry& e = src.entry(n);
+    tensors.emplace_back(n, n == "model.norm.weight" ? Tensor::zeros(DType::kI32, e.shape) : src.read(n, e.dtype));
+  }
+  safetensors_write((dir / "model.safetensors").string(), tensors);
+  const CheckpointWeights source(dir.string(), f.arch);
+  const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
+  EXPECT_NE(e.find("'model.norm.weight'"), std::string::npos) << e;
+  EXPECT_NE(e.find("I32"), std::string::npos) << e;
+  fs::remove_all(dir);
+}
+
+TEST(CheckpointErrors, UnknownModelTypeIsUnsupported) {
+  const std::string e = error_of([] { (void)hf_tensor_map("mamba2"); });
+  EXPECT_NE(e.find("mamba2"), std::string::npos) << e;
+  EXPECT_NE(e.find("llama"), std::string::npos) << e;  // lists what is supported
+}
+
+}  // namespace
+}  // namespace fk::runner
