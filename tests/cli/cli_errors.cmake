@@ -3,16 +3,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(expect_run expected_rc needle)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
-  if(NOT rc STREQUAL "${expected_rc}")
-    message(FATAL_ERROR "`${ARGN}` exited ${rc}, expected ${expected_rc}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  string(FIND "${out}${err}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "`${ARGN}` did not print '${needle}'\nstdout: ${out}\nstderr: ${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 file(WRITE ${WORK}/bad.yaml "kind: architecture
 name: x

@@ -5,16 +5,7 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
-function(expect_run expected_rc needle)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
-  if(NOT rc STREQUAL "${expected_rc}")
-    message(FATAL_ERROR "`${ARGN}` exited ${rc}, expected ${expected_rc}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  string(FIND "${out}${err}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "`${ARGN}` did not print '${needle}'\nstdout: ${out}\nstderr: ${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 set(HF ${SRC}/tests/fixtures/hf)
 # Every 5.17 fixture: written, then valid for fk validate; the checkpoint is relative.
