@@ -142,9 +142,16 @@ TEST_F(NcclGpu, UnansweredReceiveTimesOutThenRefusesWork) {
           message = e.what();
         }
         const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        EXPECT_EQ(kind, ErrorKind::kTimeout) << message;
-        EXPECT_NE(message.find("did not finish within 3000 ms"), std::string::npos) << message;
-        EXPECT_GE(waited, 3.0);
+        if (n == 2) {
+          EXPECT_EQ(kind, ErrorKind::kTimeout) << message;
+          EXPECT_NE(message.find("did not finish within 3000 ms"), std::string::npos) << message;
+          EXPECT_GE(waited, 3.0);
+        } else {
+          // Alone on one GPU, NCCL (2.28) refuses a receive from self at once ("invalid
+          // usage"); older versions let it time out. Either way: an error naming recv.
+          EXPECT_TRUE(kind == ErrorKind::kTimeout || kind == ErrorKind::kRuntime) << message;
+          EXPECT_NE(message.find("recv"), std::string::npos) << message;
+        }
         EXPECT_LT(waited, 30.0);
         try {
           c.barrier();
