@@ -1,5 +1,8 @@
 #include "orchestrator/plan.h"
 
+#include "core/error.h"
+#include "core/safetensors.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,6 +23,19 @@ std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
   for (const auto& aref : c.architectures) {
     const auto arch = aref.doc.select(c.scale);
     if (!arch) continue;  // reported when the campaign was parsed
+    if (!arch->checkpoint.empty()) {
+      // Every header of the checkpoint now (each rank checks the tensors it loads): a
+      // missing or broken checkpoint is an error of the plan rather than of every job.
+      try {
+        const Checkpoint ckpt(arch->checkpoint);
+        for (const auto& name : ckpt.names()) (void)ckpt.file_of(name);
+      } catch (const Error& e) {
+        const SourceMap& where = aref.doc.where;
+        diags.error(where.has("checkpoint") ? where.at("checkpoint") : aref.pos, "checkpoint",
+                    fmt::format("{}: {}", arch->name, e.what()));
+        continue;
+      }
+    }
     const std::string arch_part = job_id_part(*arch);
     for (const auto& wref : c.workloads) {
       // Workloads without the campaign's preset run at their published values.

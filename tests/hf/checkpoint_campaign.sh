@@ -2,8 +2,8 @@
 # A campaign on a user's own checkpoint (docs/checkpoints.md): import the Llama and
 # Mixtral fixtures' configs into a specs folder (their `checkpoint:` points at the
 # fixture weights), run a campaign of both in tp1 and tp2pp2 with `fk run`, and check
-# that every job completed and recorded the checkpoint in its job file. Then the same
-# campaign with a truncated checkpoint must fail, naming the tensor the file cuts.
+# that every job completed and recorded the checkpoint in its job file. A campaign on a
+# truncated or missing checkpoint must be refused at planning, naming the tensor.
 #   checkpoint_campaign.sh FK FIXTURES_DIR WORK_DIR
 set -euo pipefail
 fk=$1 fixtures=$2 work=$3
@@ -37,7 +37,8 @@ n=$(ls "$work"/own/*.h5 | wc -l)
 [ "$n" -eq 4 ] || { echo "expected 4 job files, found $n"; exit 1; }
 grep -q "model.safetensors" "$work/own/jobs.json" || { echo "the job file does not carry the checkpoint"; exit 1; }
 
-# A truncated copy of the Llama checkpoint: the run fails and says which tensor.
+# A truncated copy of the Llama checkpoint: fk run refuses the plan (exit 2) and says
+# which tensor the file cuts, before launching anything.
 mkdir -p "$work/broken"
 cp "$fixtures/llama/model.safetensors" "$work/broken/model.safetensors"
 truncate -s -100 "$work/broken/model.safetensors"
@@ -50,6 +51,17 @@ set +e
 status=$?
 set -e
 cat "$work/broken.log"
-[ "$status" -eq 1 ] || { echo "expected fk run to exit 1 (jobs failed), got $status"; exit 1; }
-grep -rq "truncated" "$work/broken-results/logs" || { echo "no log names the truncated checkpoint"; exit 1; }
+[ "$status" -eq 2 ] || { echo "expected fk run to exit 2 (bad input), got $status"; exit 1; }
+grep -q "checkpoint: llama-broken" "$work/broken.log" || { echo "the error does not name the field and architecture"; exit 1; }
+grep -q "tensor 'model.norm.weight'.*truncated" "$work/broken.log" || { echo "the error does not name the truncated tensor"; exit 1; }
+[ ! -e "$work/broken-results/logs" ] || [ -z "$(ls "$work/broken-results/logs")" ] || { echo "attempts were launched"; exit 1; }
+# The same for a checkpoint that is not there.
+sed -i "s|^checkpoint:.*|checkpoint: $work/nowhere|" "$work/specs/architectures/llama-broken.yaml"
+set +e
+"$fk" plan "$work/broken.yaml" > "$work/missing.log" 2>&1
+status=$?
+set -e
+cat "$work/missing.log"
+[ "$status" -eq 1 ] && grep -q "checkpoint: llama-broken: .*no such checkpoint" "$work/missing.log" ||
+  { echo "a missing checkpoint is not a plan error (fk plan exits 1 on invalid specs)"; exit 1; }
 echo "checkpoint campaign: ok"
