@@ -132,7 +132,8 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) h.str(fs::relative(f, m.folder).string()).str(fs_read_file(f.string()));
-    h.str(fs_read_file((fs::path(o.include_dir) / "fk_kernel.h").string()));
+    for (const char* header : {"fk_kernel.h", "fk_kernel_util.h"})
+      h.str(fs_read_file((fs::path(o.include_dir) / header).string()));
   } catch (const std::exception& e) {
     r.reason = e.what();
     r.log = e.what();
