@@ -315,7 +315,7 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
   h5::Group cg = w.require_group("candidates");
   cg.set_attr("candidate_set", r.job.candidates.name);
   {
-    std::vector<std::string> name, op, backend, folder, verdict, reason, key, library, command;
+    std::vector<std::string> name, op, backend, folder, verdict, reason, key, library, command, sandbox;
     std::vector<bool> compiled, cached, exercised;
     std::vector<double> compile_s, model_err, base_err, top1, base_top1, e2e, kspeed;
     h5::Group logs = cg.require_group("compile_logs");
@@ -329,6 +329,7 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
       key.push_back(c.key);
       library.push_back(c.library);
       command.push_back(c.command);
+      sandbox.push_back(c.sandbox);
       compiled.push_back(c.compiled);
       cached.push_back(c.cached);
       exercised.push_back(c.exercised);
@@ -357,6 +358,7 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
                                   .add_column("build_key", key)
                                   .add_column("library", library)
                                   .add_column("compile_command", command)
+                                  .add_column("sandbox", sandbox)
                                   .add_column("model_rel_err", model_err)
                                   .add_column("baseline_model_rel_err", base_err)
                                   .add_column("top1_vs_fp32", top1)

@@ -98,6 +98,7 @@ struct CandidateSummary {
   double top1 = 0, baseline_top1 = 0;
   double e2e_speedup = 0;     // baseline / selected model-stage time (all steps, median over iterations)
   double kernel_speedup = 0;  // geometric mean over the candidate's instances
+  std::string sandbox;        // the sandbox layers its worker ran under ("seccomp, landlock v7, ...")
 };
 
 nlohmann::json to_json(const StepTiming& r);

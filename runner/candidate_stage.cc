@@ -1,6 +1,7 @@
 #include "runner/candidate_stage.h"
 
 #include "core/error.h"
+#include "runner/heartbeat.h"
 #include "runner/kernel_stage.h"
 
 #include <algorithm>
@@ -20,7 +21,12 @@ bool candidate_safe_in_process(Verdict v, const std::string& reason) {
 CandidateStage::CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement,
                                int threads, std::string quarantine_reason)
     : job_(job), group_(group), pl_(placement), threads_(threads), quarantine_(std::move(quarantine_reason)) {
-  for (const auto& [op, folder] : job.candidates.ops) entries_.push_back(Entry{op, folder, {}, {}, {}, {}, {}, false});
+  for (const auto& [op, folder] : job.candidates.ops) {
+    Entry e;
+    e.op = op;
+    e.folder = folder;
+    entries_.push_back(std::move(e));
+  }
 }
 
 void CandidateStage::build_one(Entry& e) {
@@ -48,11 +54,7 @@ void CandidateStage::build_one(Entry& e) {
     e.setup = {Verdict::kUnsupported, "a cuda candidate needs the cuda backend (it compiled; it was not run)"};
     return;
   }
-  try {
-    e.loaded = kernels::candidate_load(*e.manifest, e.build.library);
-  } catch (const Error& err) {
-    e.setup = {Verdict::kRuntimeError, err.what()};
-  }
+  e.runnable = true;  // loading happens in its worker, never here
 }
 
 void CandidateStage::build() {
@@ -71,39 +73,93 @@ std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>&
   std::vector<int32_t> blocked(entries_.size(), 0);
   for (size_t k = 0; k < entries_.size(); ++k) {
     Entry& e = entries_[k];
-    if (!e.loaded) {
+    if (!e.runnable) {
       blocked[k] = 1;
       continue;
     }
     if (!checker) continue;
     std::vector<InstanceRecord> mine;
-    for (const auto& i : instances)
-      if (i.op == e.op) mine.push_back(i);
     CandidateCheckOptions o;
-    o.worker = candidate_worker_path();
+    for (const auto& i : instances)
+      if (i.op == e.op) {
+        mine.push_back(i);
+        o.timed.push_back(i.measured);
+      }
+    o.worker = kernels::worker_executable_path();
     o.instance_time_limit_s = job_.kernel_stage.instance_time_limit_s;
     o.threads = threads_;
     o.gate.rounds = std::max<int64_t>(2, job_.kernel_stage.rounds);
     o.gate.warmup = job_.kernel_stage.warmup;
     o.gate.iterations = job_.kernel_stage.iterations;
     o.gate.seed = job_.seed;
-    e.results = candidate_check(*e.manifest, e.build.library, mine, o);
+    CandidateCheck check = candidate_check(*e.manifest, e.build.library, mine, o);
+    e.results = std::move(check.results);
+    e.sandbox = std::move(check.sandbox);
     for (const auto& r : e.results)
       if (!candidate_safe_in_process(r.verdict.verdict, r.verdict.reason)) blocked[k] = 1;
   }
   if (!entries_.empty())
     group_.all_reduce(blocked.data(), blocked.data(), blocked.size(), DType::kI32, collectives::ReduceOp::kMax);
-  ImplSet set = ImplSet::baseline(DeviceKind::kCpu);
+  ImplSet set = baseline_set();
   bool any = false;
   for (size_t k = 0; k < entries_.size(); ++k) {
     if (blocked[k]) continue;
-    auto impl = std::make_shared<kernels::OpImpl>(kernels::candidate_op_impl(entries_[k].loaded, threads_));
-    owned_.push_back(impl);
-    set.set(entries_[k].op, impl.get());
-    entries_[k].in_model = true;
+    Entry& e = entries_[k];
+    kernels::WorkerConfig wc;
+    wc.executable = kernels::worker_executable_path();
+    wc.library = e.build.library;
+    wc.name = e.manifest->name;
+    wc.op = e.op;
+    wc.entry = e.manifest->entry;
+    wc.threads = threads_;
+    wc.time_limit_s = job_.kernel_stage.instance_time_limit_s;
+    wc.on_wait = [] { progress_tick(); };
+    try {
+      auto w = std::make_shared<kernels::Worker>(wc);
+      const auto loaded = w->load();
+      if (!loaded) {
+        *e.model_failure = kernels::worker_failure_verdict(*w, "loading for the model stage");
+      } else if (loaded->code != 0) {
+        *e.model_failure = {"RUNTIME_ERROR", "cannot load for the model stage: " + loaded->message};
+      } else {
+        workers_.push_back(w);
+        auto impl = std::make_shared<kernels::OpImpl>(
+            kernels::worker_op_impl(w, ImplSet::baseline(DeviceKind::kCpu).baseline(e.op), e.model_failure));
+        owned_.push_back(impl);
+        set.set(e.op, impl.get());
+      }
+    } catch (const Error& err) {
+      *e.model_failure = {"RUNTIME_ERROR", fmt::format("cannot start its worker for the model stage: {}", err.what())};
+    }
+    e.in_model = true;  // every rank takes part in the selected run, with the baseline where it could not
     any = true;
   }
   if (!any) return std::nullopt;
+  return set;
+}
+
+ImplSet CandidateStage::baseline_set() {
+  ImplSet set = ImplSet::baseline(DeviceKind::kCpu);
+  for (const Entry& e : entries_) {
+    if (!kernels::OpRegistry::global().find(e.op)) continue;
+    kernels::WorkerConfig wc;
+    wc.executable = kernels::worker_executable_path();
+    wc.name = "baseline";
+    wc.op = e.op;
+    wc.threads = threads_;
+    wc.time_limit_s = job_.kernel_stage.instance_time_limit_s;
+    wc.on_wait = [] { progress_tick(); };
+    auto w = std::make_shared<kernels::Worker>(wc);
+    const auto started = w->load();
+    if (!started || started->code != 0) fail(ErrorKind::kRuntime, "the baseline worker did not start: {}", w->failure());
+    workers_.push_back(w);
+    // The baseline worker runs our own code: its failure is an error of the run, not of a candidate.
+    auto failure = std::make_shared<kernels::RemoteFailure>();
+    auto impl = std::make_shared<kernels::OpImpl>(
+        kernels::worker_op_impl(w, ImplSet::baseline(DeviceKind::kCpu).baseline(e.op), failure));
+    owned_.push_back(impl);
+    set.set(e.op, impl.get());
+  }
   return set;
 }
 
@@ -134,6 +190,17 @@ std::vector<results::CandidateInstanceRecord> CandidateStage::records() const {
       c.reuse_ratio = r.reuse_ratio;
       c.candidate_s = r.candidate_s;
       c.baseline_s = r.baseline_s;
+      out.push_back(std::move(c));
+    }
+    if (!e.model_failure->verdict.empty()) {  // the candidate failed inside the model stage on this rank
+      results::CandidateInstanceRecord c;
+      c.candidate = name;
+      c.op = e.op;
+      c.role = "model-stage";
+      c.rank = group_.rank();
+      c.verdict = e.model_failure->verdict;
+      c.reason = e.model_failure->reason;
+      c.matched_fraction = 0;
       out.push_back(std::move(c));
     }
   }
@@ -181,6 +248,14 @@ double top1(const std::vector<results::LogitStats>& logits, const std::string& r
   return n > 0 ? static_cast<double>(match) / static_cast<double>(n) : std::nan("");
 }
 
+// Sum of the KL divergences to the fp32 run's logits (NaN or Inf when logits are).
+double kl_sum(const std::vector<results::LogitStats>& logits, const std::string& run) {
+  double s = 0;
+  for (const auto& l : logits)
+    if (l.run == run) s += l.kl_sum_fp32;
+  return s;
+}
+
 }  // namespace
 
 std::vector<results::CandidateSummary> CandidateStage::summarize(
@@ -190,6 +265,7 @@ std::vector<results::CandidateSummary> CandidateStage::summarize(
   const double sel_err = last_layer_error(layers, "selected"), base_err = last_layer_error(layers, "baseline");
   const double sel_top1 = top1(logits, "selected"), base_top1 = top1(logits, "baseline");
   const double sel_time = model_time(steps, "selected"), base_time = model_time(steps, "baseline");
+  const double sel_kl = kl_sum(logits, "selected"), base_kl = kl_sum(logits, "baseline");
   for (const auto& e : entries_) {
     results::CandidateSummary s;
     s.name = e.manifest ? e.manifest->name : e.folder;
@@ -217,22 +293,32 @@ std::vector<results::CandidateSummary> CandidateStage::summarize(
         ++speedups;
       }
     }
+    bool model_failed = false;
+    for (const auto& r : all)
+      if (r.candidate == s.name && r.op == e.op && r.role == "model-stage") model_failed = true;
     s.exercised = any_instance;
+    s.sandbox = e.sandbox;
     if (v.verdict == Verdict::kPassed && !any_instance && e.setup.verdict == Verdict::kPassed)
       v.merge(Verdict::kUnsupported, fmt::format("the model has no '{}' call at this layout and workload", e.op));
     s.kernel_speedup = speedups > 0 ? std::exp(log_speedup / speedups) : std::nan("");
-    s.model_rel_err = e.in_model ? sel_err : std::nan("");
+    const bool judged = e.in_model && !model_failed;  // the selected run measured this candidate
+    s.model_rel_err = judged ? sel_err : std::nan("");
     s.baseline_rel_err = base_err;
-    s.top1 = e.in_model ? sel_top1 : std::nan("");
+    s.top1 = judged ? sel_top1 : std::nan("");
     s.baseline_top1 = base_top1;
-    s.e2e_speedup = e.in_model && sel_time > 0 ? base_time / sel_time : std::nan("");
+    s.e2e_speedup = judged && sel_time > 0 ? base_time / sel_time : std::nan("");
+    if (judged && !std::isfinite(sel_err) && std::isfinite(base_err))
+      v.merge(Verdict::kIncorrectNumerical,
+              "the model's hidden states went non-finite (NaN or Inf) with the candidate; the baseline's stayed finite");
+    if (judged && !std::isfinite(sel_kl) && std::isfinite(base_kl))
+      v.merge(Verdict::kIncorrectNumerical, "the model's logits went non-finite (NaN or Inf) with the candidate");
     // Model-level evidence: a kernel that passes every op but drifts over the layers.
-    if (e.in_model && std::isfinite(sel_err) && std::isfinite(base_err) && sel_err > 2.0 * base_err + 1e-3)
+    if (judged && std::isfinite(sel_err) && std::isfinite(base_err) && sel_err > 2.0 * base_err + 1e-3)
       v.merge(Verdict::kIncorrectNumerical,
               fmt::format("drifts over the layers: residual-stream error vs fp32 reaches {:.2e} at the last layer, "
                           "{:.1f}x the baseline's {:.2e} (bound 2x + 1e-3)",
                           sel_err, sel_err / base_err, base_err));
-    if (e.in_model && std::isfinite(sel_top1) && std::isfinite(base_top1) && sel_top1 < base_top1 - 0.25)
+    if (judged && std::isfinite(sel_top1) && std::isfinite(base_top1) && sel_top1 < base_top1 - 0.25)
       v.merge(Verdict::kIncorrectNumerical,
               fmt::format("greedy tokens disagree with the fp32 model: {:.0f}% agreement vs the baseline's {:.0f}%",
                           100 * sel_top1, 100 * base_top1));

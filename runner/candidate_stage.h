@@ -1,13 +1,19 @@
 // The candidate set of one job, on one rank: build every candidate (the group leader
-// first, the others then hit the build cache), check each one's op instances out of
-// process (runner/candidate_check.h), agree across the group which candidates are safe
-// to run inside the model (those that did not crash, hang, fail, write out of bounds or
-// leave work running), and summarise verdicts with the model-level evidence.
+// first, the others then hit the build cache), check each one's op instances — every
+// shape the model stage will call, the prompt's included — in sandboxed workers
+// (runner/candidate_check.h), agree across the group which candidates may take part
+// in the model's selected run (those that did not crash, hang, fail, write out of
+// bounds or leave work running), and summarise verdicts with the model-level evidence.
+//
+// fk-runner never loads candidate code: in the selected run a candidate's op is a
+// call into its own worker (kernels::worker_op_impl), and in the baseline run the
+// same ops go through a baseline worker, so that both runs pay the same call
+// overhead and the end-to-end speedup compares like with like.
 #pragma once
 
 #include "collectives/communicator.h"
 #include "core/spec/job.h"
-#include "kernels/candidate/candidate_impl.h"
+#include "kernels/candidate/worker.h"
 #include "kernels/candidate/compile.h"
 #include "results/records.h"
 #include "runner/candidate_check.h"
@@ -32,6 +38,9 @@ class CandidateStage {
   // with the group, returns the implementation set of the selected run (nullopt when
   // no candidate may run in-process). Collective over the group.
   std::optional<ImplSet> select(const std::vector<InstanceRecord>& instances);
+  // The baseline implementation set of the baseline run: the candidates' ops through a
+  // baseline worker (see above). Not collective.
+  ImplSet baseline_set();
   // This rank's instance records.
   std::vector<results::CandidateInstanceRecord> records() const;
   // Group leader: one summary per candidate from every rank's records and the model trace.
@@ -45,10 +54,12 @@ class CandidateStage {
     std::string op, folder;
     std::optional<kernels::CandidateManifest> manifest;
     kernels::CompileResult build;
-    kernels::VerdictReason setup;  // manifest, build and load problems
-    std::shared_ptr<kernels::LoadedCandidate> loaded;
+    kernels::VerdictReason setup{kernels::Verdict::kPassed, ""};  // manifest and build problems
+    bool runnable = false;  // built for this job's backend
     std::vector<CandidateInstanceResult> results;
+    std::string sandbox;
     bool in_model = false;  // took part in the selected run
+    std::shared_ptr<kernels::RemoteFailure> model_failure = std::make_shared<kernels::RemoteFailure>();
   };
   void build_one(Entry& e);
 
@@ -58,7 +69,8 @@ class CandidateStage {
   int threads_;
   std::string quarantine_;
   std::vector<Entry> entries_;
-  std::vector<std::shared_ptr<kernels::OpImpl>> owned_;  // implementations the selected ImplSet points to
+  std::vector<std::shared_ptr<kernels::OpImpl>> owned_;  // implementations the ImplSets point to
+  std::vector<std::shared_ptr<kernels::Worker>> workers_;
 };
 
 // Whether a verdict still lets the candidate run inside the runner's process.

@@ -1,21 +1,17 @@
-// fk-candidate-worker: checks one candidate kernel's op instances in its own process
-// (runner/candidate_check.h). Reads one JSON request on stdin; prints "BEGIN <i>" and
-// one JSON result line per instance on stdout. Not meant to be run by hand.
+// fk-candidate-worker: the sandboxed process in which candidate code runs
+// (kernels/candidate/worker.h). Started by fk-runner and fk check; not meant to be run by hand.
+#include "kernels/candidate/worker_serve.h"
 #include "kernels/op.h"
-#include "runner/candidate_check.h"
 
-#include <fmt/format.h>
-#include <iostream>
-#include <iterator>
-#include <string>
+#include <cstdio>
+#include <exception>
 
-int main() {
+int main(int argc, char** argv) {
   try {
     fk::kernels::register_builtin_ops();
-    const std::string request((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return fk::runner::candidate_worker_main(request);
+    return fk::kernels::worker_main(argc, argv);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "fk-candidate-worker: {}\n", e.what());
+    std::fprintf(stderr, "fk-candidate-worker: %s\n", e.what());
     return 3;
   }
 }

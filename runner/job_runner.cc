@@ -157,14 +157,17 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
   mc.rank = group.rank();
   mc.record_instances = job.kernel_stage.enabled || !candidates.empty();
-  if (!candidates.empty())
+  if (!candidates.empty()) {
+    mc.baseline = candidates.baseline_set();
     mc.select = [&candidates](const std::vector<InstanceRecord>& inst) { return candidates.select(inst); };
+  }
   ModelStageOutput model = model_stage_run(mc);
 
   std::vector<KernelInstanceResult> kernels;
   if (job.kernel_stage.enabled) {
     KernelStageConfig kc;
-    kc.instances = model.instances;
+    for (const auto& i : model.instances)
+      if (i.measured) kc.instances.push_back(i);
     kc.spec = job.kernel_stage;
     kc.seed = job.seed;
     kc.rank = group.rank();

@@ -88,7 +88,7 @@ double kl(const float* ref, const float* run, int64_t n) {
   const auto p = log_softmax(ref, n), q = log_softmax(run, n);
   double s = 0;
   for (size_t i = 0; i < p.size(); ++i) s += std::exp(p[i]) * (p[i] - q[i]);
-  return std::max(0.0, s);
+  return std::isfinite(s) ? std::max(0.0, s) : s;  // NaN logits must not read as agreement
 }
 
 struct StepPlan {
@@ -120,7 +120,7 @@ class ModelStage {
     const ImplSet base = ImplSet::baseline(c_.device);
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
     run_one("fp32", master, base, true);
-    run_one("baseline", lowp, base, false);
+    run_one("baseline", lowp, c_.baseline ? *c_.baseline : base, false);
     if (c_.selected) {
       run_one("selected", lowp, *c_.selected, false);
     } else if (c_.select) {
@@ -201,8 +201,10 @@ class ModelStage {
         const StepPlan& sp = steps_[s];
         current_step = sp.name;
         current_qlen = sp.q_len;
-        const bool record = it == 0 && !is_fp32 && run == "baseline" && c_.record_instances &&
-                            (measure_prefill ? s == 0 : s == 1);
+        // Every step of the baseline run's first iteration is recorded (candidates are
+        // checked at every shape the model calls); the measured step is marked.
+        const bool record = it == 0 && !is_fp32 && run == "baseline" && c_.record_instances;
+        recorder.set_measured(measure_prefill ? s == 0 : s == 1);
         rt.set_recorder(record ? &recorder : nullptr);
         Tensor tokens = s == 0 ? prompt_ : decode_tokens(s - 1);
         sink.begin(run, it, sp.name, c_.rank);

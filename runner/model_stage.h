@@ -39,6 +39,7 @@ struct ModelStageConfig {
   int64_t iterations = 1;
   int64_t rank = 0;                // rank within the job group (for records)
   DeviceKind device = DeviceKind::kCpu;
+  std::optional<ImplSet> baseline; // the baseline run's implementations (default: ImplSet::baseline(device))
   std::optional<ImplSet> selected; // the candidate set's implementations, if it replaces any op
   // Alternatively, decided after the baseline run from the instances it recorded
   // (the candidate stage checks them first). Collective; nullopt: no selected run.
@@ -52,7 +53,9 @@ struct ModelStageOutput {
   std::vector<OpTiming> ops;
   std::vector<LayerError> layers;
   std::vector<LogitStats> logits;
-  std::vector<InstanceRecord> instances;  // from the baseline run's measured step
+  // From the baseline run: every distinct call of every step; those of the measured
+  // step carry measured = true (the kernel stage replays only those).
+  std::vector<InstanceRecord> instances;
   Tensor fp32_logits;                     // last stage: [steps, batch_size, vocab] of the fp32 run
   int64_t traced_rows_per_sequence = 0;   // prefill rows traced per sequence (all, or the last)
 };

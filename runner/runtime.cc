@@ -76,6 +76,8 @@ void InstanceRecorder::record(const std::string& op, const std::string& role, in
     it = index_.find(key);
   }
   InstanceRecord& r = instances_[it->second];
+  if (!measured_) return;
+  r.measured = true;
   ++r.calls;
   if (layer >= 0 && (r.layers.empty() || r.layers.back() != layer)) r.layers.push_back(layer);
 }

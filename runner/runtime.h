@@ -57,19 +57,23 @@ struct InstanceRecord {
   std::string role;
   kernels::OpShape shape;
   DType dtype = DType::kF32;  // dtype of the first float argument
-  int64_t calls = 0;          // how often the model made this call in the recorded step
+  int64_t calls = 0;          // how often the model made this call in the measured step
   std::vector<int64_t> layers;
+  bool measured = false;      // seen in the measured step (others: only in other steps)
 };
 
-// Collects distinct (op, role, shape, dtype) calls.
+// Collects distinct (op, role, shape, dtype) calls. Calls and layers are counted only
+// while `measured` is set (the measured step); other steps add their new shapes.
 class InstanceRecorder {
  public:
   void record(const std::string& op, const std::string& role, int64_t layer, const kernels::OpCall& call);
+  void set_measured(bool measured) { measured_ = measured; }
   const std::vector<InstanceRecord>& instances() const { return instances_; }
 
  private:
   std::vector<InstanceRecord> instances_;
   std::map<std::string, size_t> index_;
+  bool measured_ = true;
 };
 
 class Runtime {

@@ -3,6 +3,7 @@
 #include "core/fs_util.h"
 #include "core/hash.h"
 #include "core/subprocess.h"
+#include "kernels/candidate/worker.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,6 +79,7 @@ CompileOptions CompileOptions::defaults() {
   const char* home = std::getenv("HOME");
   const std::string xdg = env_or("XDG_CACHE_HOME", home ? std::string(home) + "/.cache" : "/tmp");
   o.cache_dir = env_or("FK_CACHE_DIR", xdg + "/fastkernels") + "/candidates";
+  o.sandbox_exec = worker_executable_path();
   return o;
 }
 
@@ -162,10 +164,25 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
   }
   const std::string tmp = fs_temp_sibling(lib.string()) + ".so";
   r.command = candidate_compile_command(m, o, tmp);
+  std::vector<std::string> argv = r.command;
+  const fs::path scratch = dir / "tmp";
+  if (!o.sandbox_exec.empty()) {
+    fs::create_directories(scratch, ec);
+    // The scratch folder comes first: the sandbox makes it TMPDIR and HOME.
+    std::vector<std::string> wrap = {o.sandbox_exec, "--exec", "--write", scratch.string(), "--write", dir.string(),
+                                     "--read", m.folder, "--read", o.include_dir};
+    for (const std::string& tool : {compiler}) {
+      const fs::path t = fs::path(tool);
+      if (t.is_absolute()) wrap.insert(wrap.end(), {"--read", t.parent_path().parent_path().string()});
+    }
+    wrap.push_back("--");
+    argv.insert(argv.begin(), wrap.begin(), wrap.end());
+  }
   SubprocessOptions so;
   so.timeout_s = o.timeout_s;
   so.working_dir = m.folder;
-  const SubprocessResult run = subprocess_run(r.command, so);
+  const SubprocessResult run = subprocess_run(argv, so);
+  fs::remove_all(scratch, ec);
   r.seconds = run.seconds;
   r.log = run.output;
   if (!run.ok()) {

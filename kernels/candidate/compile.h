@@ -1,5 +1,5 @@
 // Building a candidate folder into a shared library with the production flags, in a
-// subprocess with a time limit, cached by content.
+// sandboxed subprocess with a time limit, cached by content.
 //
 // CPU: the project's C++ compiler, -std=c++17 -O3 -fPIC -shared. CUDA: nvcc -std=c++17
 // -O3 for sm_90a with the flags PyTorch extensions (hence vLLM's csrc) build with:
@@ -24,6 +24,10 @@ struct CompileOptions {
   std::string cache_dir;    // default: $FK_CACHE_DIR, else $XDG_CACHE_HOME/fastkernels, else ~/.cache/fastkernels
   std::string cuda_arch = "90a";
   double timeout_s = 300;
+  // fk-candidate-worker: the compiler runs under `fk-candidate-worker --exec` in the
+  // sandbox (kernels/candidate/sandbox.h): it reads only system folders, the include
+  // folder and the candidate's folder, and writes only its build folder.
+  std::string sandbox_exec;
   static CompileOptions defaults();
 };
 

@@ -2,53 +2,56 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "kernels/candidate/channel.h"
 #include "kernels/compare.h"
-#include "kernels/cpu/elem.h"
+#include "kernels/fk_kernel.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <map>
 #include <fmt/format.h>
-#include <memory>
+#include <map>
 #include <thread>
 
 namespace fk::kernels {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// A call whose tensors live inside guard regions of known bytes.
+// A call whose tensors live inside guard regions of known bytes, in a worker's arena.
 struct GuardedCall {
   OpCall call;
-  std::vector<std::shared_ptr<unsigned char>> blocks;  // per arg (null when absent)
+  std::vector<unsigned char*> blocks;  // per arg (null when absent)
   std::vector<size_t> bytes;
   size_t guard = 0;
 
   static unsigned char pattern(size_t i) { return static_cast<unsigned char>((i * 131 + 17) & 0xff); }
 
-  GuardedCall(const OpCall& src, size_t guard_bytes) : guard(guard_bytes) {
+  GuardedCall(const OpCall& src, size_t guard_bytes, Worker& w) : guard(guard_bytes) {
     call.params = src.params;
     for (const Tensor& t : src.args) {
       if (!t.defined() || t.numel() == 0) {
         call.args.push_back(t);
-        blocks.emplace_back();
+        blocks.push_back(nullptr);
         bytes.push_back(0);
         continue;
       }
       const size_t n = t.nbytes();
-      const size_t total = (n + 2 * guard + 63) / 64 * 64;
-      std::shared_ptr<unsigned char> block(static_cast<unsigned char*>(std::aligned_alloc(64, total)), std::free);
-      unsigned char* p = block.get();
+      unsigned char* p = w.alloc_bytes((n + 2 * guard + 63) / 64 * 64);
       for (size_t i = 0; i < guard; ++i) p[i] = p[guard + n + i] = pattern(i);
-      const Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
-      std::memcpy(p + guard, c.data(), n);
       call.args.push_back(Tensor::borrow(p + guard, t.dtype(), t.shape()));
-      blocks.push_back(block);
+      blocks.push_back(p);
       bytes.push_back(n);
+    }
+    fill(src);
+  }
+
+  // Copies the values of `src` (same shapes) into the guarded buffers, in place.
+  void fill(const OpCall& src) {
+    call.params = src.params;
+    for (size_t a = 0; a < blocks.size(); ++a) {
+      if (!blocks[a]) continue;
+      const Tensor c = src.args[a].is_contiguous() ? src.args[a] : src.args[a].contiguous_copy();
+      std::memcpy(blocks[a] + guard, c.data(), bytes[a]);
     }
   }
 
@@ -56,20 +59,35 @@ struct GuardedCall {
   std::string check_guards(const OpDef& def) const {
     for (size_t a = 0; a < blocks.size(); ++a) {
       if (!blocks[a]) continue;
-      const unsigned char* p = blocks[a].get();
+      const unsigned char* p = blocks[a];
       size_t before = 0, after = 0;
       for (size_t i = 0; i < guard; ++i) {
         before += p[i] != pattern(i);
         after += p[guard + bytes[a] + i] != pattern(i);
       }
-      if (after > 0)
-        return fmt::format("wrote {} byte(s) past the end of '{}'", after, def.args[a].name);
-      if (before > 0)
-        return fmt::format("wrote {} byte(s) before the start of '{}'", before, def.args[a].name);
+      if (after > 0) return fmt::format("wrote {} byte(s) past the end of '{}'", after, def.args[a].name);
+      if (before > 0) return fmt::format("wrote {} byte(s) before the start of '{}'", before, def.args[a].name);
     }
     return "";
   }
 };
+
+// A plain copy of `src` in `w`'s arena.
+OpCall arena_copy(const OpCall& src, Worker& w) {
+  OpCall c;
+  c.params = src.params;
+  for (const Tensor& t : src.args) {
+    if (!t.defined() || t.numel() == 0) {
+      c.args.push_back(t);
+      continue;
+    }
+    Tensor r = w.alloc(t.dtype(), t.shape());
+    const Tensor s = t.is_contiguous() ? t : t.contiguous_copy();
+    std::memcpy(r.data(), s.data(), t.nbytes());
+    c.args.push_back(r);
+  }
+  return c;
+}
 
 void poison(const Tensor& t) { std::memset(t.data(), 0xff, t.nbytes()); }
 
@@ -97,15 +115,6 @@ bool constant(const Tensor& t, double& value) {
   return t.numel() > 1;
 }
 
-int thread_count() {
-  std::error_code ec;
-  int n = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec); !ec && it != std::filesystem::end(it);
-       it.increment(ec))
-    ++n;
-  return n;
-}
-
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
@@ -119,23 +128,53 @@ double median(std::vector<double> v) {
 
 bool is_output(ArgRole r) { return r != ArgRole::kIn; }
 
-// Runs `impl` and turns its errors into verdicts. Returns false when it failed.
-bool call_checked(const OpImpl& impl, const OpCall& call, VerdictReason& v) {
-  try {
-    impl.run(call);
-    return true;
-  } catch (const Error& e) {
-    v.merge(e.kind() == ErrorKind::kUnsupported ? Verdict::kUnsupported : Verdict::kRuntimeError, e.what());
-  } catch (const std::exception& e) {
-    v.merge(Verdict::kRuntimeError, fmt::format("exception escaped the candidate: {}", e.what()));
+// Runs one call in `w`; on failure merges the verdict and returns false.
+bool run_checked(Worker& w, const OpDef& def, const OpCall& call, VerdictReason& v, bool& ended,
+                 const std::string& when) {
+  const auto reply = w.call(def.name, call);
+  if (!reply) {
+    const RemoteFailure f = worker_failure_verdict(w, "");
+    v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), when.empty() ? f.reason : f.reason + " " + when);
+    ended = true;
+    return false;
+  }
+  if (reply->code == FK_OK) return true;
+  const std::string why = reply->message.empty() ? "" : ": " + reply->message;
+  if (reply->code == FK_ERROR_UNSUPPORTED) {
+    v.merge(Verdict::kUnsupported, fmt::format("does not support this call{}", why));
+  } else if (reply->code == sandbox::kReplyException) {
+    v.merge(Verdict::kRuntimeError, fmt::format("an exception escaped the call{}", why));
+  } else {
+    v.merge(Verdict::kRuntimeError, fmt::format("returned error code {}{}", reply->code, why));
   }
   return false;
 }
 
+// Rewrites the inputs of `dst` from `pristine`: float inputs are rotated by `shift`
+// elements (new values at every position, the same distribution), integer inputs
+// (ids, positions, indices) copied unchanged; outputs untouched.
+void prepare_inputs(const OpDef& def, const OpCall& pristine, const OpCall& dst, int64_t shift) {
+  for (size_t a = 0; a < def.args.size() && a < dst.args.size(); ++a) {
+    if (def.args[a].role == ArgRole::kOut || !dst.args[a].defined() || dst.args[a].numel() == 0) continue;
+    const Tensor& src = pristine.args[a];
+    auto* out = static_cast<unsigned char*>(dst.args[a].data());
+    const auto* in = static_cast<const unsigned char*>(src.data());
+    const size_t bytes = src.nbytes();
+    if (!def.args[a].float_typed || bytes > (size_t{64} << 20)) {
+      std::memcpy(out, in, bytes);
+      continue;
+    }
+    const size_t es = dtype_size(src.dtype());
+    const size_t k = (static_cast<size_t>(shift) % static_cast<size_t>(src.numel())) * es;
+    std::memcpy(out, in + k, bytes - k);
+    std::memcpy(out + (bytes - k), in, k);
+  }
+}
+
 }  // namespace
 
-InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpImpl& baseline, const OpShape& shape,
-                           DType dtype, const GateOptions& o, const std::string& stream) {
+InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline, const OpShape& shape, DType dtype,
+                           const GateOptions& o, const std::string& stream) {
   InstanceGate g;
   VerdictReason& v = g.verdict;
   const Tolerance tol = def.tolerance_for(dtype);
@@ -143,50 +182,74 @@ InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpIm
   std::vector<std::map<size_t, Tensor>> previous_refs;
   Comparison worst_c, worst_b;
   bool first_cmp = true;
+  std::unique_ptr<GuardedCall> gc;
+  int64_t rounds_done = 0;
   for (int64_t round = 0; round < o.rounds && v.verdict == Verdict::kPassed; ++round) {
+    const bool in_place = round % 2 == 1;
     const RngStream rng(o.seed, fmt::format("{}.gate{}", stream, round));
     const OpCall fresh = def.make(shape, dtype, rng);
     const auto ref = run_reference(def, fresh);
-    GuardedCall gc(fresh, o.guard_bytes);
-    OpCall base_call = def.make(shape, dtype, rng);  // identical inputs for the baseline
-    for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kOut && gc.call.args[a].defined()) poison(gc.call.args[a]);
+    if (!in_place) {
+      candidate.reset_arena();
+      gc = std::make_unique<GuardedCall>(fresh, o.guard_bytes, candidate);
+      for (size_t a = 0; a < def.args.size(); ++a)
+        if (def.args[a].role == ArgRole::kOut && gc->call.args[a].defined()) poison(gc->call.args[a]);
+    } else {
+      // New values in the same buffers; outputs keep the previous round's result.
+      for (size_t a = 0; a < def.args.size(); ++a)
+        if (def.args[a].role != ArgRole::kOut && gc->call.args[a].defined())
+          std::memcpy(gc->call.args[a].data(), fresh.args[a].contiguous_copy().data(), gc->bytes[a]);
+      gc->call.params = fresh.params;
+    }
+    baseline.reset_arena();
+    const OpCall base_call = arena_copy(fresh, baseline);
     std::vector<uint64_t> sums(def.args.size(), 0);
     for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kIn && gc.call.args[a].defined()) sums[a] = checksum(gc.call.args[a]);
-    const int threads_before = thread_count();
-    if (!call_checked(candidate, gc.call, v)) break;
+      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined()) sums[a] = checksum(gc->call.args[a]);
+    const std::string when = fmt::format("(gate round {})", round);
+    if (!run_checked(candidate, def, gc->call, v, g.candidate_ended, when)) break;
+    const WorkerCpu cpu_after_call = candidate.cpu();
     std::vector<Tensor> snapshot;
     for (size_t a = 0; a < def.args.size(); ++a)
-      snapshot.push_back(is_output(def.args[a].role) && gc.call.args[a].defined() ? gc.call.args[a].contiguous_copy()
-                                                                                  : Tensor());
-    if (const std::string bad = gc.check_guards(def); !bad.empty()) {
+      snapshot.push_back(is_output(def.args[a].role) && gc->call.args[a].defined() ? gc->call.args[a].contiguous_copy()
+                                                                                   : Tensor());
+    if (const std::string bad = gc->check_guards(def); !bad.empty()) {
       v.merge(Verdict::kIncorrectShape, bad);
       break;
     }
     for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kIn && gc.call.args[a].defined() && checksum(gc.call.args[a]) != sums[a])
+      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined() && checksum(gc->call.args[a]) != sums[a])
         v.merge(Verdict::kRewardHack, fmt::format("modified input '{}', which the op only reads", def.args[a].name));
     if (round == 0 && o.after_return_wait_s > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.after_return_wait_s));
+      const WorkerCpu cpu_later = candidate.cpu();
       for (size_t a = 0; a < def.args.size(); ++a) {
-        if (!snapshot[a].defined() || same_bytes(snapshot[a], gc.call.args[a])) continue;
-        const int extra = thread_count() - threads_before;
+        if (!snapshot[a].defined() || same_bytes(snapshot[a], gc->call.args[a])) continue;
         v.merge(Verdict::kRewardHack,
-                fmt::format("output '{}' changed after return: work was left running{}", def.args[a].name,
-                            extra > 0 ? fmt::format(" ({} more thread(s) than before the call)", extra) : ""));
+                fmt::format("output '{}' changed after return: work was left running ({} thread(s) in its process)",
+                            def.args[a].name, cpu_later.threads));
       }
+      const double idle_cpu = WorkerCpu::used(cpu_after_call, cpu_later);
+      if (idle_cpu > 0.02 + 0.1 * o.after_return_wait_s)
+        v.merge(Verdict::kRewardHack,
+                fmt::format("kept running after return: its process used {:.0f} ms of CPU in the {:.0f} ms after the "
+                            "call, while it had nothing to do",
+                            1e3 * idle_cpu, 1e3 * o.after_return_wait_s));
     }
-    if (!call_checked(baseline, base_call, v)) {
-      v = VerdictReason{Verdict::kRuntimeError, "the baseline failed on this instance"};
+    bool base_ended = false;
+    VerdictReason base_v;
+    if (!run_checked(baseline, def, base_call, base_v, base_ended, when)) {
+      g.baseline_ended = base_ended;
+      v = VerdictReason{Verdict::kRuntimeError, "the baseline failed on this instance: " + base_v.reason};
       break;
     }
     for (const auto& [a, expected] : ref) {
       const Tensor& got = snapshot[a];
       const std::string name = def.args[a].name;
-      if (const int64_t unwritten = count_poisoned(got); unwritten > 0 && def.args[a].role == ArgRole::kOut)
-        v.merge(Verdict::kIncorrectNumerical,
-                fmt::format("{} of {} elements of '{}' not written", unwritten, got.numel(), name));
+      if (!in_place && def.args[a].role == ArgRole::kOut)
+        if (const int64_t unwritten = count_poisoned(got); unwritten > 0)
+          v.merge(Verdict::kIncorrectNumerical,
+                  fmt::format("{} of {} elements of '{}' not written", unwritten, got.numel(), name));
       const Comparison c = compare(got, expected, tol);
       const Comparison b = compare(base_call.args[a], expected, tol);
       if (first_cmp) {
@@ -203,7 +266,8 @@ InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpIm
                 cv == 0 ? fmt::format("'{}' is all zeros", name) : fmt::format("'{}' is constant ({:g})", name, cv));
       if (c.nan + c.inf > 0 && b.nan + b.inf == 0)
         v.merge(Verdict::kIncorrectNumerical,
-                fmt::format("'{}' has {} NaN and {} Inf where the baseline has none", name, c.nan, c.inf));
+                fmt::format("'{}' has {} NaN and {} Inf (non-finite values) where the baseline has none", name,
+                            c.nan, c.inf));
       if (!c.passed)
         v.merge(Verdict::kIncorrectNumerical,
                 fmt::format("'{}' outside tolerance: {:.1f}% of elements within atol {:g} + rtol {:g} (need {:.0f}%), "
@@ -224,10 +288,15 @@ InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpIm
       }
       if (all_same && refs_differ)
         v.merge(Verdict::kRewardHack,
-                fmt::format("returned the same output for new inputs (round {} repeats round {})", round, round - 1));
+                in_place ? fmt::format("returned the same output for new inputs written into the same buffers (round "
+                                       "{} repeats round {}): a result cached by address",
+                                       round, round - 1)
+                         : fmt::format("returned the same output for new inputs (round {} repeats round {})", round,
+                                       round - 1));
     }
     previous_outputs = snapshot;
     previous_refs.push_back(ref);
+    ++rounds_done;
   }
   g.rel_l2 = worst_c.rel_l2;
   g.max_abs = worst_c.max_abs;
@@ -235,54 +304,119 @@ InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpIm
   g.nan = worst_c.nan;
   g.inf = worst_c.inf;
   g.baseline_rel_l2 = worst_b.rel_l2;
-  if (v.verdict != Verdict::kPassed || !o.timing) return g;
+  if (v.verdict != Verdict::kPassed) return g;
+  if (rounds_done < std::max<int64_t>(1, o.rounds)) {
+    v.merge(Verdict::kRuntimeError, fmt::format("only {} of {} gate rounds ran", rounds_done, o.rounds));
+    return g;
+  }
+  if (!o.timing) return g;
 
-  // Side-by-side timing on rotated sets, then the candidate on one reused set.
+  // Interleaved timing on rotated sets whose values change before every call.
   const int64_t sets = 4;
-  std::vector<OpCall> cand_calls, base_calls;
+  candidate.reset_arena();
+  baseline.reset_arena();
+  std::vector<OpCall> pristine, cand_calls, base_calls;
   for (int64_t s = 0; s < sets; ++s) {
     const RngStream rng(o.seed, fmt::format("{}.time{}", stream, s));
-    cand_calls.push_back(def.make(shape, dtype, rng));
-    base_calls.push_back(def.make(shape, dtype, rng));
+    pristine.push_back(def.make(shape, dtype, rng));
+    cand_calls.push_back(arena_copy(pristine.back(), candidate));
+    base_calls.push_back(arena_copy(pristine.back(), baseline));
   }
   std::vector<unsigned char> flush(o.flush_bytes, 1);
-  auto time_one = [&](const OpImpl& impl, const OpCall& call, bool do_flush) {
-    if (do_flush)
-      for (size_t b = 0; b < flush.size(); b += 64) flush[b] = static_cast<unsigned char>(flush[b] + 1);
-    const auto t0 = Clock::now();
-    impl.run(call);
-    return std::chrono::duration<double>(Clock::now() - t0).count();
+  auto flush_caches = [&] {
+    for (size_t b = 0; b < flush.size(); b += 64) flush[b] = static_cast<unsigned char>(flush[b] + 1);
   };
-  try {
-    for (int64_t i = 0; i < o.warmup + o.iterations; ++i) {
-      const size_t s = static_cast<size_t>(i % sets);
-      const double tc = time_one(candidate, cand_calls[s], true);
-      const double tb = time_one(baseline, base_calls[s], true);
-      if (i >= o.warmup) {
-        g.candidate_s.push_back(tc);
-        g.baseline_s.push_back(tb);
+  const Tolerance loose{2 * tol.atol, 2 * tol.rtol, tol.min_matched};
+  double spans = 0;
+  const WorkerCpu cpu_before = candidate.cpu();
+  for (int64_t i = 0; i < o.warmup + o.iterations; ++i) {
+    const size_t s = static_cast<size_t>(i % sets);
+    const int64_t shift = 1 + i * 7919;
+    prepare_inputs(def, pristine[s], cand_calls[s], shift);
+    prepare_inputs(def, pristine[s], base_calls[s], shift);
+    for (size_t a = 0; a < def.args.size(); ++a)
+      if (def.args[a].role == ArgRole::kOut && cand_calls[s].args[a].defined()) poison(cand_calls[s].args[a]);
+    flush_caches();
+    const auto rc = candidate.call(def.name, cand_calls[s]);
+    const std::string when = fmt::format("(timed call {})", i);
+    if (!rc) {
+      const RemoteFailure f = worker_failure_verdict(candidate, "");
+      v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), f.reason + " " + when);
+      g.candidate_ended = true;
+      return g;
+    }
+    if (rc->code != FK_OK) {
+      v.merge(Verdict::kRuntimeError, fmt::format("failed while timed: code {}: {} {}", rc->code, rc->message, when));
+      return g;
+    }
+    flush_caches();
+    const auto rb = baseline.call(def.name, base_calls[s]);
+    if (!rb || rb->code != FK_OK) {
+      g.baseline_ended = !rb;
+      v = VerdictReason{Verdict::kRuntimeError, "the baseline failed while timed"};
+      return g;
+    }
+    spans += rc->seconds;
+    if (i >= o.warmup) {
+      g.candidate_s.push_back(rc->seconds);
+      g.baseline_s.push_back(rb->seconds);
+    }
+    // Every timed output is a real answer to these inputs.
+    for (size_t a = 0; a < def.args.size(); ++a) {
+      if (!is_output(def.args[a].role) || !cand_calls[s].args[a].defined()) continue;
+      const Tensor& got = cand_calls[s].args[a];
+      if (def.args[a].role == ArgRole::kOut)
+        if (const int64_t unwritten = count_poisoned(got); unwritten > 0) {
+          v.merge(Verdict::kRewardHack, fmt::format("left {} of {} elements of '{}' unwritten in a timed call {}",
+                                                    unwritten, got.numel(), def.args[a].name, when));
+          return g;
+        }
+      const Comparison c = compare(got, base_calls[s].args[a].to_dtype(DType::kF64), loose);
+      if (!c.passed) {
+        v.merge(Verdict::kRewardHack,
+                fmt::format("'{}' in a timed call disagrees with the baseline on the same inputs ({:.1f}% within twice "
+                            "the tolerance) {}: its answers depend on being timed",
+                            def.args[a].name, 100 * c.matched_fraction, when));
+        return g;
       }
     }
-    // Both again on one reused set (cache-hot for both): a legitimate kernel speeds up
-    // about as much as the baseline does; one that skips work on reused buffers does not stop there.
-    std::vector<double> reused, base_reused;
-    for (int64_t i = 0; i < o.iterations; ++i) {
-      reused.push_back(time_one(candidate, cand_calls[0], false));
-      base_reused.push_back(time_one(baseline, base_calls[0], false));
-    }
-    g.candidate_median_s = median(g.candidate_s);
-    g.baseline_median_s = median(g.baseline_s);
-    g.speedup = g.candidate_median_s > 0 ? g.baseline_median_s / g.candidate_median_s : 0;
-    g.reuse_ratio = g.candidate_median_s > 0 ? median(reused) / g.candidate_median_s : 1;
-    const double base_ratio = g.baseline_median_s > 0 ? median(base_reused) / g.baseline_median_s : 1;
-    if (g.reuse_ratio < 0.1 && g.reuse_ratio < 0.2 * base_ratio && g.candidate_median_s > 1e-6)
-      v.merge(Verdict::kRewardHack,
-              fmt::format("runs {:.0f}x faster when called again with the same buffers ({:.1f} us vs {:.1f} us; "
-                          "the baseline: {:.1f}x): timing depends on reused inputs",
-                          1 / g.reuse_ratio, 1e6 * median(reused), 1e6 * g.candidate_median_s, 1 / base_ratio));
-  } catch (const Error& e) {
-    v.merge(Verdict::kRuntimeError, fmt::format("failed while timed: {}", e.what()));
   }
+  const double used = WorkerCpu::used(cpu_before, candidate.cpu());
+  const double allowed = 1.5 * std::max(1, o.threads) * spans + 0.02 + 1e-4 * static_cast<double>(o.warmup + o.iterations);
+  if (used > allowed)
+    v.merge(Verdict::kRewardHack,
+            fmt::format("its process used {:.1f} ms of CPU over timed calls that took {:.1f} ms with {} thread(s): "
+                        "work went on outside the timed calls",
+                        1e3 * used, 1e3 * spans, std::max(1, o.threads)));
+  // Both again on one reused set (cache-hot for both): a legitimate kernel speeds up
+  // about as much as the baseline does; one that skips work on reused buffers does not stop there.
+  std::vector<double> reused, base_reused;
+  for (int64_t i = 0; i < o.iterations; ++i) {
+    const auto rc = candidate.call(def.name, cand_calls[0]);
+    const auto rb = baseline.call(def.name, base_calls[0]);
+    if (!rc || !rb || rc->code != FK_OK || rb->code != FK_OK) {
+      if (!rc) {
+        const RemoteFailure f = worker_failure_verdict(candidate, "");
+        v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), f.reason + " (reused buffers)");
+        g.candidate_ended = true;
+      } else {
+        v.merge(Verdict::kRuntimeError, "failed when called again with the same buffers");
+      }
+      return g;
+    }
+    reused.push_back(rc->seconds);
+    base_reused.push_back(rb->seconds);
+  }
+  g.candidate_median_s = median(g.candidate_s);
+  g.baseline_median_s = median(g.baseline_s);
+  g.speedup = g.candidate_median_s > 0 ? g.baseline_median_s / g.candidate_median_s : 0;
+  g.reuse_ratio = g.candidate_median_s > 0 ? median(reused) / g.candidate_median_s : 1;
+  const double base_ratio = g.baseline_median_s > 0 ? median(base_reused) / g.baseline_median_s : 1;
+  if (g.reuse_ratio < 0.1 && g.reuse_ratio < 0.2 * base_ratio && g.candidate_median_s > 1e-6)
+    v.merge(Verdict::kRewardHack,
+            fmt::format("runs {:.0f}x faster when called again with the same buffers ({:.1f} us vs {:.1f} us; "
+                        "the baseline: {:.1f}x): timing depends on reused inputs",
+                        1 / g.reuse_ratio, 1e6 * median(reused), 1e6 * g.candidate_median_s, 1 / base_ratio));
   return g;
 }
 

@@ -1,20 +1,33 @@
 // The correctness gates and cheat checks one op instance goes through when a
 // candidate replaces the baseline (docs/writing-kernels.md lists them for authors).
 //
-// Every round draws fresh inputs; the candidate's buffers sit inside guard regions,
-// its outputs are poisoned before the call; after it returns:
+// The gates run in the supervisor; the candidate and the baseline run in sandboxed
+// workers (kernels/candidate/worker.h) on tensors in their arenas, which the gates
+// prepare and read back themselves. Nothing the candidate's process says is believed
+// except "I returned" and its status code; every figure is measured here.
+//
+// Even rounds draw fresh inputs in new buffers; odd rounds write new inputs in place
+// into the previous round's buffers (a cache keyed on addresses then shows). The
+// candidate's buffers sit inside guard regions, its outputs are poisoned before a
+// fresh round; after it returns:
 //   guards intact (else INCORRECT_SHAPE), inputs unchanged (else REWARD_HACK),
 //   outputs fully written, finite where the reference is, not all zeros/constant,
 //   within the op's per-dtype tolerance (99% inside), and no less accurate than
 //   `accuracy_bound` x the baseline's error on the same inputs (else INCORRECT_NUMERICAL);
 //   the outputs do not change after return (work left running) and differ from the
 //   previous round's when the inputs do (cached results) (else REWARD_HACK).
-// Then the candidate and the baseline are timed side by side on rotated input sets,
-// and the candidate once more on one reused set: a candidate that gets much faster
-// only when its buffers are reused is a REWARD_HACK.
+// In round 0 the worker must also stay idle (no CPU time) while the gate waits.
+// Then the candidate and the baseline are timed interleaved (candidate, baseline,
+// candidate, ...) by the supervisor's clock on rotated input sets whose values change
+// before every call; every timed output is checked again (fully written, within
+// tolerance of the baseline's output on the same inputs), and the worker's CPU time
+// over the loop must fit the time it was given. Last, both run on one reused set: a
+// candidate that gets much faster only when its buffers are reused is a REWARD_HACK.
+// The instance is PASSED only when every one of these steps ran and said so.
 #pragma once
 
 #include "kernels/candidate/verdict.h"
+#include "kernels/candidate/worker.h"
 #include "kernels/op.h"
 
 #include <string>
@@ -32,6 +45,7 @@ struct GateOptions {
   double accuracy_bound = 4.0;       // candidate rel L2 may be at most this x the baseline's
   size_t guard_bytes = 256;
   bool timing = true;
+  int threads = 1;  // threads the candidate was given (bounds its CPU time)
 };
 
 struct InstanceGate {
@@ -42,10 +56,13 @@ struct InstanceGate {
   std::vector<double> candidate_s, baseline_s;
   double candidate_median_s = 0, baseline_median_s = 0, speedup = 0;
   double reuse_ratio = 0;  // candidate median with one reused set / with rotated sets
+  bool candidate_ended = false;  // the candidate's worker died or hung: start a new one
+  bool baseline_ended = false;   // the baseline's worker died (a bug of ours, not the candidate's)
 };
 
 // `stream` names the RNG stream of this instance (inputs depend on it and the seed).
-InstanceGate gate_instance(const OpDef& def, const OpImpl& candidate, const OpImpl& baseline, const OpShape& shape,
-                           DType dtype, const GateOptions& options, const std::string& stream);
+// Both workers must be alive and loaded.
+InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline, const OpShape& shape, DType dtype,
+                           const GateOptions& options, const std::string& stream);
 
 }  // namespace fk::kernels

@@ -64,8 +64,17 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
       const fs::path p = (folder / m.sources[i]).lexically_normal();
       const std::string ext = p.extension().string();
       const bool inside = p.string().rfind(folder.string() + "/", 0) == 0;
+      std::error_code ec;
+      const fs::path real = fs::weakly_canonical(p, ec);
+      const fs::path real_folder = fs::weakly_canonical(folder, ec);
       if (!inside) {
         ctx.error(r.key_pos("sources"), field, fmt::format("'{}' is outside the candidate folder", m.sources[i]));
+      } else if (fs::is_symlink(fs::symlink_status(p, ec)) ||
+                 real.string().rfind(real_folder.string() + "/", 0) != 0) {
+        ctx.error(r.key_pos("sources"), field,
+                  fmt::format("'{}' is a symbolic link or lies behind one: sources must be regular files inside the "
+                              "candidate folder",
+                              m.sources[i]));
       } else if (!fs::is_regular_file(p)) {
         ctx.error(r.key_pos("sources"), field, fmt::format("'{}' does not exist", m.sources[i]));
       } else if (ext != ".cc" && ext != ".cpp" && ext != ".cxx" && ext != ".c" &&
@@ -101,6 +110,8 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
   r.string("description", m.description, spec::Need::kOptional);
   r.string("expect", m.expect, spec::Need::kOptional);
   r.string("expect_reason", m.expect_reason, spec::Need::kOptional);
+  r.string("expect_workload", m.expect_workload, spec::Need::kOptional);
+  r.number("expect_speedup_below", m.expect_speedup_below, spec::Need::kOptional, 0, 1e6);
   r.finish();
   if (diags.items().size() != before) return std::nullopt;
   return m;

@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 
 namespace fk {
@@ -33,6 +35,13 @@ std::string test_name(const std::string& folder) {
   return rel;
 }
 
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line.size() >= 8 ? line : "";
+}
+
 class Candidates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Candidates, GetTheExpectedVerdict) {
@@ -49,16 +58,31 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
   so.timeout_s = 600;
   so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                   "FK_CACHE_DIR=" + std::string(FK_BINARY_DIR) + "/candidate-cache"};
+  const std::string workload = m->expect_workload.empty() ? "prefill-512" : m->expect_workload;
+  const fs::path escaped_here = fs::path(folder) / "escaped.txt", escaped_tmp = "/tmp/fk-zoo-escaped.txt";
+  fs::remove(escaped_here);
+  fs::remove(escaped_tmp);
+  const auto t0 = std::chrono::steady_clock::now();
   const auto run = subprocess_run({FK_EXE, "check", folder, "--arch",
                                    std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml", "--workload",
-                                   "prefill-512", "--results", out, "-q", "--rounds", "2", "--iterations", "3",
+                                   workload, "--results", out, "-q", "--rounds", "2", "--iterations", "3",
                                    "--time-limit", "5"},
                                   so);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(run.started) << run.error;
   ASSERT_FALSE(run.timed_out) << run.output;
+  // A hung candidate costs its time limit a few times, not the test's limit.
+  EXPECT_LT(took, 240) << run.output;
+  // Nothing escapes the sandbox: no file written outside, no line of a file outside read.
+  EXPECT_FALSE(fs::exists(escaped_here)) << "the candidate wrote into its own folder";
+  EXPECT_FALSE(fs::exists(escaped_tmp)) << "the candidate wrote into /tmp";
+  if (const std::string secret = first_line("/etc/shadow"); !secret.empty()) {
+    EXPECT_EQ(run.output.find(secret), std::string::npos) << "a line of /etc/shadow reached fk check's output";
+  }
   EXPECT_EQ(run.exit_code, expect == "PASSED" ? 0 : 1) << run.output;
   // The verdict and its reason, as written into the job's HDF5 file.
-  std::vector<std::string> verdicts, reasons;
+  std::vector<std::string> verdicts, reasons, sandboxes;
+  std::vector<double> speedups;
   for (const auto& e : fs::directory_iterator(out + "/results")) {
     if (e.path().extension() != ".h5") continue;
     h5::File f = h5::File::open_read(e.path().string());
@@ -66,6 +90,8 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
     ASSERT_EQ(s.rows(), 1u);
     verdicts.push_back(s.column<std::string>("verdict")[0]);
     reasons.push_back(s.column<std::string>("reason")[0]);
+    sandboxes.push_back(s.column<std::string>("sandbox")[0]);
+    speedups.push_back(s.column<double>("kernel_speedup_geomean")[0]);
     EXPECT_EQ(s.column<bool>("compiled")[0], expect != "COMPILE_ERROR") << "builds with the production flags";
     if (!cuda && expect != "COMPILE_ERROR" && expect != "RUNTIME_ERROR") {
       EXPECT_TRUE(s.column<bool>("exercised")[0]);
@@ -78,6 +104,16 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
   }
   if (expect == "PASSED") {
     EXPECT_EQ(reasons[0], "");
+  }
+  if (m->expect_speedup_below > 0) {
+    ASSERT_FALSE(speedups.empty());
+    EXPECT_LT(speedups[0], m->expect_speedup_below) << "a figure the candidate's process could change";
+  }
+  if (!cuda) {
+    ASSERT_FALSE(sandboxes.empty());
+    if (expect != "COMPILE_ERROR") {
+      EXPECT_NE(sandboxes[0].find("seccomp"), std::string::npos) << sandboxes[0];
+    }
   }
 }
 

@@ -1,0 +1,453 @@
+#include "kernels/candidate/worker.h"
+
+#include "core/error.h"
+#include "core/subprocess.h"
+#include "kernels/candidate/channel.h"
+#include "kernels/fk_kernel.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <linux/futex.h>
+#include <new>
+#include <sstream>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fk::kernels {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace sandbox {
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, double timeout_s) {
+  timespec ts{};
+  timespec* tp = nullptr;
+  if (timeout_s > 0) {
+    ts.tv_sec = static_cast<time_t>(timeout_s);
+    ts.tv_nsec = static_cast<long>((timeout_s - static_cast<double>(ts.tv_sec)) * 1e9);
+    tp = &ts;
+  }
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, tp, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace sandbox
+
+namespace {
+
+// Virtual size of every arena: the memfd is sparse, so only the pages a check touches
+// cost memory; the bump allocator restarts at the front after each reset.
+constexpr size_t kArenaBytes = size_t{64} << 30;
+constexpr size_t kAlign = 64;
+
+sandbox::Channel* channel(unsigned char* base) { return reinterpret_cast<sandbox::Channel*>(base); }
+
+std::string sanitize(const char* p, size_t cap) {
+  std::string s;
+  for (size_t i = 0; i < cap && p[i] != '\0'; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    s += (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? static_cast<char>(c) : '?';
+  }
+  return s;
+}
+
+std::vector<std::string> worker_environment(int threads) {
+  const std::string n = std::to_string(std::max(1, threads));
+  // OpenBLAS starts with one thread (a process must be single-threaded to enter a user
+  // namespace); the baseline worker raises it after entering the sandbox.
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C", "OMP_NUM_THREADS=" + n, "OPENBLAS_NUM_THREADS=1",
+                                  // Idle OpenMP threads sleep: CPU time after a call is then the candidate's own.
+                                  "OMP_WAIT_POLICY=PASSIVE"};
+  for (const char* keep : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(keep)) env.push_back(fmt::format("{}={}", keep, v));
+  return env;
+}
+
+void copy_strided(const Tensor& dst, const unsigned char* src) {
+  if (dst.is_contiguous()) {
+    std::memcpy(dst.data(), src, dst.nbytes());
+    return;
+  }
+  const size_t es = dtype_size(dst.dtype());
+  const int64_t nd = dst.dim();
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  auto* out = static_cast<unsigned char*>(dst.data());
+  for (int64_t i = 0; i < dst.numel(); ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd; ++d) off += idx[static_cast<size_t>(d)] * dst.strides()[static_cast<size_t>(d)];
+    std::memcpy(out + off * static_cast<int64_t>(es), src + static_cast<size_t>(i) * es, es);
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++idx[static_cast<size_t>(d)] < dst.shape()[static_cast<size_t>(d)]) break;
+      idx[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::string worker_executable_path() {
+  char buf[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  const fs::path self = n > 0 ? fs::path(std::string(buf, static_cast<size_t>(n))) : fs::path("fk");
+  for (const auto& p : {self.parent_path() / "fk-candidate-worker",
+                        self.parent_path().parent_path() / "runner" / "fk-candidate-worker"})
+    if (fs::exists(p)) return p.string();
+  return "fk-candidate-worker";
+}
+
+Worker::Worker(WorkerConfig config) : config_(std::move(config)) { spawn(); }
+
+Worker::~Worker() {
+  kill();
+  if (base_ != nullptr) munmap(base_, size_);
+  if (memfd_ >= 0) close(memfd_);
+  std::error_code ec;
+  if (!scratch_.empty()) fs::remove_all(scratch_, ec);
+}
+
+void Worker::spawn() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = fmt::format("{}/fk-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(tmpl.data()) == nullptr)
+    fail(ErrorKind::kRuntime, "cannot create a scratch folder for the candidate worker ({}): {}", tmpl,
+         std::strerror(errno));
+  scratch_ = tmpl;
+  log_ = scratch_ + "/worker.log";
+  memfd_ = static_cast<int>(syscall(SYS_memfd_create, "fk-arena", MFD_CLOEXEC));
+  if (memfd_ < 0 || ftruncate(memfd_, static_cast<off_t>(kArenaBytes)) != 0)
+    fail(ErrorKind::kRuntime, "cannot create the candidate worker's arena: {}", std::strerror(errno));
+  void* p = mmap(nullptr, kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd_, 0);
+  if (p == MAP_FAILED) fail(ErrorKind::kRuntime, "cannot map the candidate worker's arena: {}", std::strerror(errno));
+  base_ = static_cast<unsigned char*>(p);
+  size_ = kArenaBytes;
+  used_ = sandbox::kChannelBytes;
+  auto* ch = new (base_) sandbox::Channel();
+  ch->magic = sandbox::kChannelMagic;
+
+  std::vector<std::string> args = {config_.executable, "--arena-bytes", std::to_string(size_), "--scratch", scratch_,
+                                   "--threads", std::to_string(std::max(1, config_.threads))};
+  if (config_.library.empty()) {
+    args.insert(args.end(), {"--baseline"});
+  } else {
+    args.insert(args.end(), {"--library", config_.library, "--name", config_.name, "--op", config_.op, "--entry",
+                             config_.entry});
+  }
+  std::vector<std::string> env = worker_environment(config_.threads);
+  env.push_back("HOME=" + scratch_);
+  env.push_back("TMPDIR=" + scratch_);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int logfd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (logfd < 0 || nullfd < 0) fail(ErrorKind::kRuntime, "cannot open {}: {}", log_, std::strerror(errno));
+
+  // Signals stay blocked from fork to exec, so that no handler of this process (Asio's
+  // SIGTERM/SIGINT relay) ever runs in the child.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+    setpgid(0, 0);
+    dup2(nullfd, 0);
+    dup2(logfd, 1);
+    dup2(logfd, 2);
+    dup2(memfd_, 3);  // dup2 clears close-on-exec on the new descriptor
+    syscall(SYS_close_range, 4u, ~0u, 0u);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  close(logfd);
+  close(nullfd);
+  if (pid < 0) fail(ErrorKind::kRuntime, "cannot start {}: {}", config_.executable, std::strerror(fork_errno));
+  setpgid(pid, pid);
+  pid_ = pid;
+  // The worker's first answer carries its sandbox report, before any candidate code exists.
+  ch->kind = sandbox::RequestKind::kHello;
+  if (auto r = request("starting")) {
+    if (r->code != FK_OK) {
+      kill();
+      fail(ErrorKind::kRuntime, "the candidate worker could not enter its sandbox: {}", r->message);
+    }
+    sandbox_ = r->message;
+  } else {
+    fail(ErrorKind::kRuntime, "the candidate worker did not start: {}", failure());
+  }
+}
+
+std::optional<WorkerReply> Worker::request(const std::string& what) {
+  if (!alive()) return std::nullopt;
+  doing_ = what;
+  auto* ch = channel(base_);
+  const uint32_t want = ++seq_;
+  const auto t0 = Clock::now();
+  ch->request_seq.store(want);
+  if (ch->worker_sleeping.load()) sandbox::futex_wake(&ch->request_seq);
+  auto last_tick = t0;
+  uint64_t spins = 0;
+  while (ch->reply_seq.load() != want) {
+    ++spins;
+    if ((spins & 0x3ff) != 0) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      continue;
+    }
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - t0).count();
+    if (elapsed < 2e-3) continue;
+    reap(false);
+    if (!alive()) return std::nullopt;
+    if (elapsed > config_.time_limit_s) {
+      kill();
+      end_ = WorkerEnd::kTimedOut;
+      return std::nullopt;
+    }
+    if (config_.on_wait && now - last_tick > std::chrono::seconds(1)) {
+      config_.on_wait();
+      last_tick = now;
+    }
+    if (elapsed < 50e-3) {
+      sched_yield();
+      continue;
+    }
+    ch->supervisor_sleeping.store(1);
+    const uint32_t cur = ch->reply_seq.load();
+    if (cur != want) sandbox::futex_wait(&ch->reply_seq, cur, 0.02);
+    ch->supervisor_sleeping.store(0);
+  }
+  const auto t1 = Clock::now();
+  WorkerReply r;
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.code = ch->reply_code;
+  r.message = sanitize(ch->reply_message, sandbox::kChannelMessage);
+  return r;
+}
+
+std::optional<WorkerReply> Worker::load() {
+  channel(base_)->kind = sandbox::RequestKind::kLoad;
+  return request(config_.library.empty() ? "starting the baseline" : "loading the library (its constructors)");
+}
+
+std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& call) {
+  auto* ch = channel(base_);
+  if (call.args.size() > sandbox::kChannelArgs || call.params.size() > sandbox::kChannelArgs || op.size() >= sizeof ch->op)
+    fail(ErrorKind::kUnsupported, "op {} has more arguments than the worker channel carries", op);
+  ch->kind = sandbox::RequestKind::kCall;
+  std::memset(ch->op, 0, sizeof ch->op);
+  std::memcpy(ch->op, op.data(), op.size());
+  ch->nargs = static_cast<uint32_t>(call.args.size());
+  ch->nparams = static_cast<uint32_t>(call.params.size());
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Tensor& t = call.args[i];
+    sandbox::ArgDesc d{};
+    if (t.defined()) {
+      if (!t.is_contiguous() || !in_arena(t.data(), t.nbytes()) || t.dim() > static_cast<int64_t>(sandbox::kChannelDims))
+        fail(ErrorKind::kInternal, "argument {} of {} is not a contiguous tensor in the worker's arena", i, op);
+      d.defined = 1;
+      d.offset = static_cast<uint64_t>(static_cast<unsigned char*>(t.data()) - base_);
+      d.bytes = t.nbytes();
+      d.dtype = static_cast<int32_t>(t.dtype());
+      d.ndim = static_cast<int32_t>(t.dim());
+      for (int64_t k = 0; k < t.dim(); ++k) d.shape[k] = t.shape()[static_cast<size_t>(k)];
+    }
+    ch->args[i] = d;
+  }
+  for (size_t i = 0; i < call.params.size(); ++i) ch->params[i] = call.params[i];
+  return request(fmt::format("calling {}", op));
+}
+
+unsigned char* Worker::alloc_bytes(size_t bytes) {
+  const size_t start = (used_ + kAlign - 1) / kAlign * kAlign;
+  if (bytes > size_ || start > size_ - bytes)
+    fail(ErrorKind::kRuntime, "the candidate worker's arena ({} GiB) cannot hold {} more bytes", size_ >> 30, bytes);
+  used_ = start + bytes;
+  return base_ + start;
+}
+
+Tensor Worker::alloc(DType dtype, Shape shape) {
+  const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  return Tensor::borrow(alloc_bytes(std::max<size_t>(bytes, 1)), dtype, std::move(shape));
+}
+
+void Worker::reset_arena() { used_ = sandbox::kChannelBytes; }
+
+bool Worker::in_arena(const void* p, size_t bytes) const {
+  const auto* c = static_cast<const unsigned char*>(p);
+  return c >= base_ + sandbox::kChannelBytes && bytes <= size_ && c <= base_ + size_ - bytes;
+}
+
+WorkerCpu Worker::cpu() const {
+  WorkerCpu t;
+  if (pid_ <= 0 || !alive()) return t;
+  std::error_code ec;
+  const fs::path tasks = fmt::format("/proc/{}/task", pid_);
+  for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    std::ifstream f(it->path() / "schedstat");
+    double ns = 0;
+    if (f >> ns) t.live_threads_s += ns * 1e-9;
+    ++t.threads;
+  }
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid_));
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int k = 3; k <= 15 && rest >> field; ++k) {
+      if (k == 14) utime = std::atof(field.c_str());
+      if (k == 15) stime = std::atof(field.c_str());
+    }
+    t.process_s = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return t;
+}
+
+double WorkerCpu::used(const WorkerCpu& before, const WorkerCpu& after) {
+  return std::max(after.live_threads_s - before.live_threads_s, after.process_s - before.process_s);
+}
+
+void Worker::reap(bool block) {
+  if (pid_ <= 0 || !alive()) return;
+  int status = 0;
+  const pid_t r = waitpid(pid_, &status, block ? 0 : WNOHANG);
+  if (r != pid_) {
+    if (r < 0 && errno == ECHILD) end_ = WorkerEnd::kLost;
+    return;
+  }
+  if (WIFSIGNALED(status)) {
+    end_ = WorkerEnd::kSignaled;
+    signal_ = WTERMSIG(status);
+  } else {
+    end_ = WorkerEnd::kExited;
+    exit_code_ = WEXITSTATUS(status);
+  }
+  ::kill(-pid_, SIGKILL);  // nothing of its group outlives it
+}
+
+void Worker::kill() {
+  if (pid_ <= 0) return;
+  if (alive()) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    reap(true);
+  }
+  ::kill(-pid_, SIGKILL);
+  pid_ = -1;
+}
+
+std::string Worker::log_tail(size_t bytes) const {
+  std::ifstream f(log_, std::ios::binary);
+  if (!f) return "";
+  f.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(std::max<std::streamoff>(0, f.tellg()));
+  const size_t from = size > bytes ? size - bytes : 0;
+  f.seekg(static_cast<std::streamoff>(from));
+  std::string s(size - from, '\0');
+  f.read(s.data(), static_cast<std::streamsize>(s.size()));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return sanitize(s.c_str(), s.size());
+}
+
+std::string Worker::failure() const {
+  std::string how;
+  switch (end_) {
+    case WorkerEnd::kRunning: return "";
+    case WorkerEnd::kTimedOut: how = fmt::format("exceeded the time limit of {:g} s", config_.time_limit_s); break;
+    case WorkerEnd::kSignaled: how = fmt::format("killed by {}", signal_name(signal_)); break;
+    case WorkerEnd::kExited: how = fmt::format("ended (exit status {}) without answering", exit_code_); break;
+    case WorkerEnd::kLost: how = "was lost (not a child any more)"; break;
+  }
+  std::string s = doing_.empty() ? how : fmt::format("{} while {}", how, doing_);
+  const std::string tail = log_tail(300);
+  if (!tail.empty() && end_ != WorkerEnd::kTimedOut) s += fmt::format("; its output ends: {}", tail);
+  return s;
+}
+
+RemoteFailure worker_failure_verdict(const Worker& w, const std::string& what) {
+  const std::string where = what.empty() ? "" : " on " + what;
+  switch (w.end()) {
+    case WorkerEnd::kTimedOut: return {"TIMEOUT", fmt::format("{}{}", w.failure(), where)};
+    case WorkerEnd::kSignaled:
+      if (w.signal() == SIGSYS)
+        return {"REWARD_HACK", fmt::format("made a system call the sandbox forbids (a new process or program, "
+                                           "network, ptrace, signalling another process...): {}{}",
+                                           w.failure(), where)};
+      return {"CRASHED", fmt::format("{}{}", w.failure(), where)};
+    default: return {"CRASHED", fmt::format("the candidate's worker {}{}", w.failure(), where)};
+  }
+}
+
+OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure) {
+  OpImpl impl;
+  impl.op = fallback.op;
+  impl.name = worker->config().library.empty() ? fallback.name : worker->config().name;
+  impl.device = DeviceKind::kCpu;
+  const OpImpl* base = &fallback;
+  impl.run = [worker, base, failure](const OpCall& call) {
+    if (!failure->verdict.empty() || !worker->alive()) {
+      base->run(call);
+      return;
+    }
+    worker->reset_arena();
+    OpCall remote;
+    remote.params = call.params;
+    for (const Tensor& t : call.args) {
+      if (!t.defined()) {
+        remote.args.push_back(t);
+        continue;
+      }
+      Tensor r = worker->alloc(t.dtype(), t.shape());
+      const Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
+      std::memcpy(r.data(), c.data(), t.nbytes());
+      remote.args.push_back(r);
+    }
+    const std::string op = worker->config().library.empty() ? base->op : worker->config().op;
+    const auto reply = worker->call(op, remote);
+    if (!reply) {
+      *failure = worker_failure_verdict(*worker, "a model-stage call of " + op);
+      base->run(call);
+      return;
+    }
+    if (reply->code == FK_ERROR_UNSUPPORTED)
+      fail(ErrorKind::kUnsupported, "{} does not support this call: {}", worker->config().name, reply->message);
+    if (reply->code != FK_OK) {
+      *failure = {"RUNTIME_ERROR", fmt::format("returned error code {} in a model-stage call of {}: {}", reply->code, op,
+                                               reply->message)};
+      base->run(call);
+      return;
+    }
+    const OpDef& def = OpRegistry::global().def(op);
+    for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i)
+      if (call.args[i].defined() && def.args[i].role != ArgRole::kIn)
+        copy_strided(call.args[i], static_cast<const unsigned char*>(remote.args[i].data()));
+  };
+  return impl;
+}
+
+}  // namespace fk::kernels

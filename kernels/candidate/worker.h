@@ -1,0 +1,124 @@
+// The supervisor's handle on one sandboxed worker process (fk-candidate-worker).
+//
+// A Worker forks and execs fk-candidate-worker in its own process group, with a
+// scrubbed environment, a private scratch folder, its stdout/stderr in a log file there,
+// and the arena memfd (kernels/candidate/channel.h) as fd 3. The worker enters the
+// sandbox (kernels/candidate/sandbox.h) before it loads any candidate code. Candidate
+// workers load one candidate library; baseline workers (no library) run the registry's
+// CPU baseline, so candidate and baseline are timed through the same door.
+//
+// Contract: the supervisor never maps candidate code. Every figure it reports is its
+// own: call() times the call with the supervisor's steady clock, tensors are read from
+// the arena by the supervisor, and the worker's CPU time comes from /proc, which the
+// worker cannot write. A worker that dies, exits or exceeds the time limit is reaped
+// (the whole process group is killed) and its end is described by failure(); it
+// answers no further call.
+#pragma once
+
+#include "core/tensor.h"
+#include "kernels/op.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace fk::kernels {
+
+struct WorkerConfig {
+  std::string executable;       // fk-candidate-worker (worker_executable_path())
+  std::string library;          // the candidate's shared object; empty: a baseline worker
+  std::string name, op, entry;  // the candidate's manifest name, op and entry symbol
+  int threads = 1;
+  double time_limit_s = 60;     // per load or call
+  std::function<void()> on_wait;  // called about once a second while waiting (heartbeats)
+};
+
+struct WorkerReply {
+  int code = 0;         // FK_OK, FK_ERROR_*, or sandbox::kReply*
+  std::string message;  // sanitised, at most 1 KB
+  double seconds = 0;   // the supervisor's clock, request to reply
+};
+
+enum class WorkerEnd { kRunning, kExited, kSignaled, kTimedOut, kLost };
+
+// CPU time of a worker, two ways: the sum over its live threads (ns precision, loses
+// threads that ended) and the process total (clock ticks, keeps them).
+struct WorkerCpu {
+  double live_threads_s = 0, process_s = 0;
+  int threads = 0;
+  // CPU seconds used between two readings (the larger of the two measures).
+  static double used(const WorkerCpu& before, const WorkerCpu& after);
+};
+
+class Worker {
+ public:
+  // Starts the worker; throws fk::Error (kRuntime) when it cannot be started.
+  explicit Worker(WorkerConfig config);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  const WorkerConfig& config() const { return config_; }
+  bool alive() const { return end_ == WorkerEnd::kRunning; }
+  WorkerEnd end() const { return end_; }
+  int exit_code() const { return exit_code_; }
+  int signal() const { return signal_; }
+  // How it ended, e.g. "killed by SIGSEGV", "exited with status 0 without answering",
+  // "exceeded the time limit of 5 s", plus the tail of its log.
+  std::string failure() const;
+  // The sandbox layers the worker reported on its first line ("seccomp, landlock v7, ...").
+  const std::string& sandbox() const { return sandbox_; }
+
+  // Loads the library (a no-op reply for a baseline worker). nullopt: the worker ended.
+  std::optional<WorkerReply> load();
+  // Runs `op` on `call`; every defined tensor must lie in this worker's arena.
+  std::optional<WorkerReply> call(const std::string& op, const OpCall& call);
+
+  // Arena tensors (64-byte aligned, zero-filled once). reset_arena() frees them all.
+  Tensor alloc(DType dtype, Shape shape);
+  unsigned char* alloc_bytes(size_t bytes);
+  void reset_arena();
+  bool in_arena(const void* p, size_t bytes) const;
+
+  // CPU time of the worker so far (/proc/<pid>/task/*/schedstat and /proc/<pid>/stat).
+  WorkerCpu cpu() const;
+  // Kills the worker's process group and reaps it (idempotent).
+  void kill();
+
+ private:
+  void spawn();
+  std::optional<WorkerReply> request(const std::string& what);
+  void reap(bool block);
+  std::string log_tail(size_t bytes) const;
+
+  WorkerConfig config_;
+  int memfd_ = -1;
+  unsigned char* base_ = nullptr;
+  size_t size_ = 0, used_ = 0;
+  int pid_ = -1;
+  std::string scratch_, log_, sandbox_, doing_;
+  WorkerEnd end_ = WorkerEnd::kRunning;
+  int exit_code_ = -1, signal_ = 0;
+  uint32_t seq_ = 0;
+};
+
+// fk-candidate-worker beside the running executable (or in ../runner/), else on PATH.
+std::string worker_executable_path();
+
+// A model-stage implementation of `op` that runs each call in `worker`: arguments are
+// copied into its arena, outputs copied back. On FK_ERROR_UNSUPPORTED it throws
+// kUnsupported (the runtime falls back to the baseline for that call). Any other
+// failure (the worker died, timed out, returned an error) is recorded once in
+// `failure` and every later call runs `fallback` instead, so that every rank keeps
+// the same sequence of collectives.
+struct RemoteFailure {
+  std::string verdict;  // "" while healthy; else CRASHED, TIMEOUT, RUNTIME_ERROR, REWARD_HACK
+  std::string reason;
+};
+OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure);
+
+// The verdict name and reason for a worker that ended during `what`.
+RemoteFailure worker_failure_verdict(const Worker& worker, const std::string& what);
+
+}  // namespace fk::kernels
