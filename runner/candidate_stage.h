@@ -73,7 +73,7 @@ class CandidateStage {
   std::vector<std::shared_ptr<kernels::Worker>> workers_;
 };
 
-// Whether a verdict still lets the candidate run inside the runner's process.
-bool candidate_safe_in_process(kernels::Verdict v, const std::string& reason);
+// Whether a verdict still lets the candidate take part in the model stage (in its worker).
+bool candidate_may_join_model(kernels::Verdict v, const std::string& reason);
 
 }  // namespace fk::runner

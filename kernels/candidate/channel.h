@@ -23,7 +23,9 @@ constexpr size_t kChannelDims = 8;
 constexpr size_t kChannelMessage = 1024;
 constexpr size_t kChannelBytes = size_t{1} << 16;  // tensor data starts here
 
-enum class RequestKind : uint32_t { kNone = 0, kHello = 1, kLoad = 2, kCall = 3, kQuit = 4 };
+// kPing answers at once and then keeps the worker spinning (not sleeping) for a while,
+// so that a timed call sent right after finds it awake.
+enum class RequestKind : uint32_t { kNone = 0, kHello = 1, kLoad = 2, kCall = 3, kQuit = 4, kPing = 5 };
 
 // Worker-side reply codes beyond the ABI's FK_OK / FK_ERROR_* (kernels/fk_kernel.h).
 constexpr int32_t kReplyLoadFailed = -1;   // dlopen, ABI version or entry symbol

@@ -100,12 +100,16 @@ void copy_strided(const Tensor& dst, const unsigned char* src) {
 }  // namespace
 
 std::string worker_executable_path() {
+  if (const char* env = std::getenv("FK_CANDIDATE_WORKER"); env && *env) return env;
   char buf[4096] = {};
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   const fs::path self = n > 0 ? fs::path(std::string(buf, static_cast<size_t>(n))) : fs::path("fk");
   for (const auto& p : {self.parent_path() / "fk-candidate-worker",
                         self.parent_path().parent_path() / "runner" / "fk-candidate-worker"})
     if (fs::exists(p)) return p.string();
+#ifdef FK_CANDIDATE_WORKER_PATH
+  if (fs::exists(FK_CANDIDATE_WORKER_PATH)) return FK_CANDIDATE_WORKER_PATH;  // this build tree's
+#endif
   return "fk-candidate-worker";
 }
 
@@ -170,7 +174,11 @@ void Worker::spawn() {
     dup2(nullfd, 0);
     dup2(logfd, 1);
     dup2(logfd, 2);
-    dup2(memfd_, 3);  // dup2 clears close-on-exec on the new descriptor
+    if (memfd_ == 3) {
+      fcntl(3, F_SETFD, 0);  // already in place: keep it across exec
+    } else {
+      dup2(memfd_, 3);  // dup2 clears close-on-exec on the new descriptor
+    }
     syscall(SYS_close_range, 4u, ~0u, 0u);
     sigset_t none;
     sigemptyset(&none);
@@ -250,6 +258,11 @@ std::optional<WorkerReply> Worker::request(const std::string& what) {
 std::optional<WorkerReply> Worker::load() {
   channel(base_)->kind = sandbox::RequestKind::kLoad;
   return request(config_.library.empty() ? "starting the baseline" : "loading the library (its constructors)");
+}
+
+std::optional<WorkerReply> Worker::ping() {
+  channel(base_)->kind = sandbox::RequestKind::kPing;
+  return request("waking up");
 }
 
 std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& call) {

@@ -72,6 +72,9 @@ class Worker {
 
   // Loads the library (a no-op reply for a baseline worker). nullopt: the worker ended.
   std::optional<WorkerReply> load();
+  // Wakes the worker and keeps it spinning (up to 50 ms) for the next request, so that a
+  // timed call does not include its wake-up. nullopt: the worker ended.
+  std::optional<WorkerReply> ping();
   // Runs `op` on `call`; every defined tensor must lie in this worker's arena.
   std::optional<WorkerReply> call(const std::string& op, const OpCall& call);
 
@@ -103,7 +106,8 @@ class Worker {
   uint32_t seq_ = 0;
 };
 
-// fk-candidate-worker beside the running executable (or in ../runner/), else on PATH.
+// $FK_CANDIDATE_WORKER, else fk-candidate-worker beside the running executable (or in
+// ../runner/), else this build tree's, else on PATH.
 std::string worker_executable_path();
 
 // A model-stage implementation of `op` that runs each call in `worker`: arguments are

@@ -56,13 +56,14 @@ void reply(Channel* ch, uint32_t seq, int32_t code, const std::string& message) 
   if (ch->supervisor_sleeping.load()) sandbox::futex_wake(&ch->reply_seq);
 }
 
-// Waits for a request after `last`; exits when the parent is gone.
-uint32_t wait_request(Channel* ch, uint32_t last, pid_t parent) {
+// Waits for a request after `last`, spinning for `spin` first; exits when the parent is gone.
+uint32_t wait_request(Channel* ch, uint32_t last, pid_t parent,
+                      std::chrono::microseconds spin = std::chrono::microseconds(50)) {
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     const uint32_t s = ch->request_seq.load();
     if (s != last) return s;
-    if (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(50)) continue;
+    if (std::chrono::steady_clock::now() - t0 < spin) continue;
     ch->worker_sleeping.store(1);
     if (ch->request_seq.load() == last) sandbox::futex_wait(&ch->request_seq, last, 1.0);
     ch->worker_sleeping.store(0);
@@ -136,9 +137,15 @@ int serve(const ServeArgs& a) {
   omp_set_num_threads(a.threads);
   if (a.baseline) blas_set_threads(a.threads);
   std::shared_ptr<LoadedCandidate> loaded;
+  bool pinged = false;
   for (;;) {
-    seq = wait_request(ch, seq, parent);
+    seq = wait_request(ch, seq, parent, std::chrono::microseconds(pinged ? 50000 : 50));
+    pinged = false;
     switch (ch->kind) {
+      case RequestKind::kPing:
+        pinged = true;
+        reply(ch, seq, FK_OK, "");
+        break;
       case RequestKind::kLoad: {
         if (a.baseline) {
           reply(ch, seq, FK_OK, "baseline");
