@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 
 namespace fk::kernels {
 namespace {
@@ -81,6 +83,61 @@ TEST_F(ManifestTest, BuildIsCachedByContentAndErrorsKeepTheCompilerMessage) {
   EXPECT_NE(third.key, first.key);
   EXPECT_NE(third.log.find("error"), std::string::npos);
   EXPECT_NE(third.reason.find("k.cc"), std::string::npos) << third.reason;
+}
+
+}  // namespace
+}  // namespace fk::kernels
+
+namespace fk::kernels {
+namespace {
+
+// A poor man's fuzzer in the regular build (the libFuzzer build has no op registry):
+// every shipped kernel.yaml, mutated many ways, loads into a manifest or diagnostics;
+// the loader never throws, crashes or hangs. Sources named must be regular files inside
+// the folder: a symbolic link to one is refused.
+TEST_F(ManifestTest, MutatedManifestsGiveAManifestOrDiagnostics) {
+  std::vector<std::string> seeds = {kGood};
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(FK_SOURCE_DIR) / "candidates"))
+    if (e.path().filename() == "kernel.yaml") {
+      std::ifstream f(e.path());
+      seeds.emplace_back(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+  std::mt19937 rng(20261201);
+  const std::string alphabet = "abcdefghijklmnopqrstuvwxyz_0123456789 :-[],{}\"'#\n\t.&*!|>%@`\\/\x01\xff";
+  int loaded = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = rng() % 2 ? seeds[0] : seeds[rng() % seeds.size()];  // half: one whose source exists
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0 && !s.empty(); --k) {
+      const size_t at = rng() % s.size();
+      switch (rng() % 5) {
+        case 0: s[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: s.erase(at, 1 + rng() % 8); break;
+        case 2: s.insert(at, std::string(1 + rng() % 4, alphabet[rng() % alphabet.size()])); break;
+        case 3: s.insert(at, s.substr(rng() % s.size(), 1 + rng() % 40)); break;
+        default: s.insert(at, "sources: [/etc/passwd, ../k.cc, k.cc]\n"); break;
+      }
+    }
+    try {
+      const auto d = load(s);
+      if (manifest_) {
+        ++loaded;
+        for (const auto& src : manifest_->sources) {
+          const fs::path p = (dir_ / src).lexically_normal();
+          EXPECT_EQ(p.string().rfind(dir_.string() + "/", 0), 0u) << "a source outside the folder: " << src;
+        }
+      } else {
+        ++refused;
+        EXPECT_FALSE(d.ok()) << "refused without a reason:\n" << s;
+      }
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the loader threw " << e.what() << " on:\n" << s;
+    }
+  }
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(loaded, 10);
+  fs::create_symlink(dir_ / "k.cc", dir_ / "link.cc");
+  const auto d = load("op: silu_and_mul\nbackend: cpu\nsources: [link.cc]\nentry: my_entry\ndtypes: [fp32]\n");
+  EXPECT_TRUE(has(d, "sources[0]", "symbolic link")) << d.to_string();
 }
 
 }  // namespace
