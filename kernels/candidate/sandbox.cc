@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -216,6 +217,21 @@ std::vector<std::string> system_read_paths() {
           "/dev/random", "/sys/devices/system/cpu", "/sys/devices/system/node",
           // Its own /proc entry only (resolved to the caller's pid when the rule is added).
           "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat"};
+}
+
+std::vector<std::string> library_path_dirs() {
+  std::vector<std::string> out;
+  const char* v = std::getenv("LD_LIBRARY_PATH");
+  std::string s = v ? v : "";
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t colon = s.find(':', start);
+    const std::string dir = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty() && dir[0] == '/') out.push_back(dir);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
 }
 
 Report sandbox_enter(const Policy& p) {

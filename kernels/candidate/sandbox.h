@@ -42,6 +42,8 @@ struct Report {
 // The read paths every sandboxed process needs: system libraries and the dynamic
 // loader's cache, /dev/null and friends, CPU topology for OpenMP.
 std::vector<std::string> system_read_paths();
+// The folders of $LD_LIBRARY_PATH (the process's own libraries may live there).
+std::vector<std::string> library_path_dirs();
 
 // Throws fk::Error (kRuntime) when seccomp cannot be installed.
 Report sandbox_enter(const Policy& policy);

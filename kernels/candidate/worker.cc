@@ -72,7 +72,9 @@ std::vector<std::string> worker_environment(int threads) {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C", "OMP_NUM_THREADS=" + n, "OPENBLAS_NUM_THREADS=1",
                                   // Idle OpenMP threads sleep: CPU time after a call is then the candidate's own.
                                   "OMP_WAIT_POLICY=PASSIVE"};
-  for (const char* keep : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES"})
+  // LD_LIBRARY_PATH is the supervisor's own (where its libraries live, e.g. a packed
+  // OpenBLAS); the worker grants itself read access to those folders only.
+  for (const char* keep : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
     if (const char* v = std::getenv(keep)) env.push_back(fmt::format("{}={}", keep, v));
   return env;
 }

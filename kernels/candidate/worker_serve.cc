@@ -122,6 +122,7 @@ int serve(const ServeArgs& a) {
   sandbox::Policy policy;
   policy.read_paths = sandbox::system_read_paths();
   if (!a.library.empty()) policy.read_paths.push_back(a.library);
+  for (const auto& dir : sandbox::library_path_dirs()) policy.read_paths.push_back(dir);
   policy.write_paths = {a.scratch, "/dev/null"};
   policy.max_file_bytes = size_t{64} << 20;
   try {
@@ -199,6 +200,7 @@ int exec_sandboxed(const std::vector<std::string>& read, const std::vector<std::
   sandbox::Policy policy;
   policy.read_paths = sandbox::system_read_paths();
   policy.read_paths.insert(policy.read_paths.end(), read.begin(), read.end());
+  for (const auto& dir : sandbox::library_path_dirs()) policy.read_paths.push_back(dir);
   policy.write_paths = write;
   policy.write_paths.push_back("/dev/null");
   policy.allow_processes = true;
