@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,28 @@ using Clock = std::chrono::steady_clock;
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 }  // namespace
+
+pid_t subprocess_fork(void (*after_fork)()) {
+  sigset_t all, caller;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &caller);
+  const pid_t pid = fork();
+  const int fork_errno = errno;
+  if (pid == 0) {
+    if (after_fork != nullptr) after_fork();
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction sa = {};
+      if (sigaction(sig, nullptr, &sa) != 0 || sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+      sa = {};
+      sa.sa_handler = SIG_DFL;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &caller, nullptr);
+  errno = fork_errno;
+  return pid;
+}
 
 std::string signal_name(int sig) {
   switch (sig) {
@@ -69,9 +92,10 @@ SubprocessResult subprocess_run(const std::vector<std::string>& argv, const Subp
   for (auto& a : argv_store) args.push_back(a.data());
   args.push_back(nullptr);
   const auto t0 = Clock::now();
-  const pid_t pid = fork();
+  const pid_t pid = subprocess_fork(o.test_after_fork);
   if (pid < 0) {
     r.error = std::strerror(errno);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1], status_pipe[0], status_pipe[1]}) close(fd);
     return r;
   }
   if (pid == 0) {  // child: own process group so a timeout kills everything it started

@@ -8,10 +8,15 @@
 // false stops waiting for more output early is not supported — it is for progress.
 // An inactivity limit (no output for `idle_timeout_s`) turns a silent hang into a
 // timeout even when the total limit is long.
+//
+// Signals: the child starts with none of the caller's signal handlers (see
+// subprocess_fork), so a signal sent to it before it execs never runs the caller's
+// handler (an Asio signal_set would report the caller's SIGTERM).
 #pragma once
 
 #include <functional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace fk {
@@ -25,6 +30,7 @@ struct SubprocessOptions {
   std::vector<std::string> extra_env;  // "NAME=value" added to the environment
   std::function<void(const std::string&)> on_line;  // each complete stdout line
   size_t max_output_bytes = size_t{16} << 20;       // beyond this, output is truncated
+  void (*test_after_fork)() = nullptr;  // test seam: see subprocess_fork
 };
 
 struct SubprocessResult {
@@ -43,6 +49,15 @@ struct SubprocessResult {
 };
 
 SubprocessResult subprocess_run(const std::vector<std::string>& argv, const SubprocessOptions& options = {});
+
+// fork() for a child that will exec. Every signal is blocked across the fork; the
+// child resets each signal that has a handler to SIG_DFL (ignored signals stay ignored,
+// as exec keeps them) and only then restores the caller's mask, so a signal that
+// reaches it before exec takes its default action instead of running a handler it
+// inherited. The parent's mask is restored before this returns. `after_fork` (a test
+// seam; null in production) runs in the child first, with every signal still blocked;
+// it must be async-signal-safe. Returns what fork() returns (errno kept on failure).
+pid_t subprocess_fork(void (*after_fork)() = nullptr);
 
 // "SIGSEGV" for 11, "signal 77" for unknown numbers.
 std::string signal_name(int signal);

@@ -38,11 +38,26 @@ std::string_view attempt_end_name(AttemptEnd e) {
   return "?";
 }
 
+std::optional<AttemptEnd> attempt_end_parse(std::string_view name) {
+  for (AttemptEnd e : {AttemptEnd::kSucceeded, AttemptEnd::kFailed, AttemptEnd::kTimedOut, AttemptEnd::kCancelled,
+                       AttemptEnd::kNodeFailure, AttemptEnd::kLost})
+    if (attempt_end_name(e) == name) return e;
+  return std::nullopt;
+}
+
+bool failure_may_pass(AttemptEnd end, int exit_code, int signal) {
+  if (end != AttemptEnd::kFailed) return true;
+  return signal == 0 && exit_code != kRunnerExitBadInput && exit_code != kRunnerExitJobFailed &&
+         exit_code != kRunnerExitCrashed;
+}
+
 Decision decide(const JobTrack& job, const AttemptResult& r, bool have_file, const RetryPolicy& policy) {
   if (have_file) return Decision::kDone;
   // Bad input (the job file or the layout): running it again cannot help.
-  if (r.end == AttemptEnd::kFailed && r.exit_code == 2) return Decision::kGiveUp;
-  const bool crash_like = (r.end == AttemptEnd::kFailed && (r.exit_code == 4 || r.signal != 0)) ||
+  if (r.end == AttemptEnd::kFailed && r.exit_code == kRunnerExitBadInput) return Decision::kGiveUp;
+  // A crash or a hang may be a candidate's doing; an I/O error (exit 6: a full disk)
+  // never is, so it is retried like any other failure, without quarantine.
+  const bool crash_like = (r.end == AttemptEnd::kFailed && (r.exit_code == kRunnerExitCrashed || r.signal != 0)) ||
                           r.end == AttemptEnd::kTimedOut;
   const bool exhausted = job.failures >= policy.max_retries;
   // Drop-and-retry: a job with candidates that crashed or hung runs again without them,
@@ -91,9 +106,28 @@ Decision CampaignState::ended(const std::string& id, const AttemptResult& r, boo
       ++j.failures;
       j.phase = JobPhase::kFailed;
       j.reason = r.reason;
+      j.may_pass = failure_may_pass(r.end, r.exit_code, r.signal);
       break;
   }
   return d;
+}
+
+std::vector<std::string> CampaignState::retry_given_up() {
+  std::vector<std::string> out;
+  for (const auto& id : order_)
+    if (const JobTrack& j = jobs_.at(id); j.phase == JobPhase::kFailed && j.may_pass) {
+      retry_given_up(id);
+      out.push_back(id);
+    }
+  return out;
+}
+
+void CampaignState::retry_given_up(const std::string& id) {
+  JobTrack& j = job(id);
+  if (j.phase != JobPhase::kFailed) return;
+  j.phase = JobPhase::kPending;
+  j.failures = 0;
+  j.may_pass = false;
 }
 
 void CampaignState::mark_done(const std::string& id) {
@@ -124,6 +158,8 @@ std::vector<std::pair<std::string, std::string>> CampaignState::replay(const std
       } else if (decision == "give_up") {
         ++j.failures;
         j.phase = JobPhase::kFailed;
+        const auto end = attempt_end_parse(e.value("end", ""));
+        j.may_pass = end && failure_may_pass(*end, e.value("exit_code", -1), e.value("signal", 0));
       } else {
         ++j.failures;
         j.quarantined = j.quarantined || decision == "retry_quarantined";
@@ -131,6 +167,8 @@ std::vector<std::pair<std::string, std::string>> CampaignState::replay(const std
       }
     } else if (kind == "done") {
       mark_done(id);
+    } else if (kind == "retry_given_up") {
+      retry_given_up(id);
     }
   }
   // Attempts that never ended belonged to a dead orchestrator: their jobs run again.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,27 @@ struct JobTrack {
   bool quarantined = false;  // candidates dropped after a crash (drop-and-retry)
   std::string attempt;    // the running attempt
   std::string reason;     // the last failure, for humans
+  bool may_pass = false;  // given up for a reason that may have gone away (resume retries it)
 };
 
 enum class Decision { kDone, kRetry, kRetryQuarantined, kGiveUp };
 std::string_view decision_name(Decision d);
+// The inverse of attempt_end_name; nullopt for a name it does not know.
+std::optional<AttemptEnd> attempt_end_parse(std::string_view name);
+
+// fk-runner's exit statuses (docs/runner.md) that the policy reads.
+inline constexpr int kRunnerExitBadInput = 2;   // the job file or the layout
+inline constexpr int kRunnerExitJobFailed = 3;  // the job failed at run time
+inline constexpr int kRunnerExitCrashed = 4;    // a rank crashed: a candidate, or a bug
+inline constexpr int kRunnerExitResults = 5;    // the results folder cannot be created
+inline constexpr int kRunnerExitIo = 6;         // writing results / reading inputs failed
+
+// Whether an attempt that ended so failed for a reason outside the job that may have
+// gone away: the machine or its file system (exit 5, 6, mpirun's own failures), the
+// scheduler (cancelled, node failure, lost) or the attempt's time limit (timed out or
+// hung). False for the job's own failures: bad input (2), a job error (3), a crash (4 or
+// a signal). `fk run --resume` runs jobs given up for such a reason again.
+bool failure_may_pass(AttemptEnd end, int exit_code, int signal);
 
 struct RetryPolicy {
   int max_retries = 2;  // attempts after the first
@@ -56,7 +74,12 @@ class CampaignState {
   // Applies the policy; returns the decision it took.
   Decision ended(const std::string& id, const AttemptResult& r, bool have_file, const RetryPolicy& policy);
   void mark_done(const std::string& id);
-  // Replays journal events (launch/end/done/gave_up); attempts launched but never
+  // Resume: jobs given up for a reason that may have gone away (failure_may_pass) become
+  // pending with a fresh retry budget (attempt numbers and quarantine are kept). Returns
+  // their ids in plan order. The journal records it as "retry_given_up" (see replay).
+  std::vector<std::string> retry_given_up();
+  void retry_given_up(const std::string& id);
+  // Replays journal events (launch/end/done/retry_given_up); attempts launched but never
   // ended are returned as (attempt id, native id) for the caller to clean up.
   std::vector<std::pair<std::string, std::string>> replay(const std::vector<nlohmann::json>& events);
 

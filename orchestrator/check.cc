@@ -3,9 +3,10 @@
 #include "core/error.h"
 #include "core/fs_util.h"
 #include "core/spec/spec_file.h"
+#include "core/subprocess.h"
 #include "kernels/candidate/manifest.h"
-#include "orchestrator/launch.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/supervise.h"
 #include "results/h5/h5.h"
 
 #include <algorithm>
@@ -117,23 +118,43 @@ int check_run(const CheckOptions& o) {
   }
   const std::string jobs_file = dir + "/jobs.json";
   spec::job_file_write(jobs_file, plan->job_file);
-  int ranks = 1;
-  for (const auto& j : plan->job_file.jobs) ranks = std::max<int>(ranks, static_cast<int>(j.layout.ranks()));
   const std::string results = dir + "/results";
-  fmt::print("fk check: {} job(s) on {} rank(s); files in {}\n", plan->job_file.jobs.size(), ranks, dir);
-  LaunchOptions lo;
-  lo.ranks = ranks;
-  lo.jobs_file = jobs_file;
-  lo.results_dir = results;
-  lo.runner_args = {"--force"};
-  lo.on_line = [&](const std::string& line) {
+  // One supervised fk-runner for every job, as fk run supervises an attempt: its time
+  // limit is the sum of the jobs' limits (they may run one after the other), silence
+  // beyond the heartbeat timeout stops it, SIGINT/SIGTERM stop it and nothing is left.
+  LaunchRequest r;
+  r.attempt_id = "check.a1";
+  r.jobs_file = jobs_file;
+  r.results_dir = results;
+  r.time_limit_s = 0;
+  for (const auto& j : plan->job_file.jobs) {
+    r.job_ids.push_back(j.id);
+    r.ranks = std::max<int>(r.ranks, static_cast<int>(j.layout.ranks()));
+    r.time_limit_s += j.time_limit_s;
+    fs::remove(results + "/" + j.id + ".h5");  // the table shows this run's results only
+  }
+  r.runner_args = {"--force"};
+  r.log_file = dir + "/fk-runner.log";
+  fs::create_directories(results);
+  fs::remove(r.log_file);
+  SuperviseOptions so;
+  so.heartbeat_timeout_s = o.heartbeat_timeout_s > 0 ? o.heartbeat_timeout_s : campaign->executor.heartbeat_timeout_s;
+  so.on_line = [&](const std::string& line) {
     if (!o.quiet) fmt::print("  {}\n", line);
   };
-  const SubprocessResult run = launch_local(lo);
-  if (!run.ok()) {
-    fmt::print(stderr, "fk check: fk-runner failed ({}); its output:\n{}\n", run.describe(),
-               run.output.substr(run.output.size() > 4000 ? run.output.size() - 4000 : 0));
-    return 1;
+  fmt::print("fk check: {} job(s) on {} rank(s); files in {}\n", plan->job_file.jobs.size(), r.ranks, dir);
+  const SupervisedAttempt run = supervise_local(r, so);
+  const bool runner_ok = run.result.end == AttemptEnd::kSucceeded;
+  if (!runner_ok) {
+    const std::string why = run.signal != 0 ? fmt::format("stopped by {}", signal_name(run.signal))
+                            : !run.result.reason.empty() ? run.result.reason
+                                                         : std::string(attempt_end_name(run.result.end));
+    std::string tail;
+    if (o.quiet) {
+      const std::string log = fs_read_file(r.log_file);
+      tail = "; its output:\n" + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    }
+    fmt::print(stderr, "fk check: fk-runner did not finish every job ({}); log {}{}\n", why, r.log_file, tail);
   }
 
   // Read every job's candidate tables.
@@ -143,13 +164,17 @@ int check_run(const CheckOptions& o) {
   Table mt;
   mt.rows.push_back({"ARCHITECTURE", "LAYOUT", "WORKLOAD", "CANDIDATE", "VERDICT", "LAST-LAYER ERR CAND/BASE",
                      "TOP-1 CAND/BASE", "E2E", "KERNELS", "REASON"});
-  bool all_passed = true;
+  // Every job file that exists, also when a later job failed or the runner was stopped.
+  bool all_passed = runner_ok;
+  int missing = 0;
   std::map<std::string, int> exercised;  // candidate -> jobs in which its op was called
   for (const auto& job : plan->job_file.jobs) {
     const std::string path = results + "/" + job.id + ".h5";
     if (!fs::exists(path)) {
-      fmt::print(stderr, "fk check: missing result {}\n", path);
+      fmt::print(stderr, "fk check: job {} ({} {} {}) did not finish: no {}\n", job.id, job.arch.name,
+                 job.layout.name(), job.workload.name, path);
       all_passed = false;
+      ++missing;
       continue;
     }
     h5::File f = h5::File::open_read(path);
@@ -194,11 +219,14 @@ int check_run(const CheckOptions& o) {
   fmt::print("\nop instances (every shape the models produce, fresh inputs each round):\n{}", kt.str());
   fmt::print("\nper job (candidate swapped into the whole model):\n{}", mt.str());
   for (const auto& m : manifests)
-    if (exercised[m.name] == 0) {
+    if (exercised[m.name] == 0 && missing == 0) {
       fmt::print("fk check: {}'s op '{}' does not occur in these architectures, layouts and workloads\n", m.name, m.op);
       all_passed = false;
     }
-  fmt::print("\nfk check: {}\n", all_passed ? "every candidate PASSED where its op occurs" : "some verdicts are not PASSED");
+  fmt::print("\nfk check: {}\n", all_passed  ? "every candidate PASSED where its op occurs"
+                                  : missing > 0 ? fmt::format("{} job(s) did not finish", missing)
+                                                : "some verdicts are not PASSED");
+  if (run.signal != 0) return 128 + run.signal;
   return all_passed ? 0 : 1;
 }
 

@@ -23,11 +23,16 @@ struct CheckOptions {
   uint64_t seed = 1;
   int64_t rounds = 3, warmup = 3, iterations = 20;
   double instance_time_limit_s = 60;
+  double heartbeat_timeout_s = 0;       // 0: the campaign default (executor.heartbeat_timeout)
   bool quiet = false;
 };
 
+// fk-runner is supervised as fk run supervises an attempt (orchestrator/supervise.h):
+// the sum of the jobs' time limits, the heartbeat timeout, SIGINT/SIGTERM stop it.
+// The table shows every job that finished, also when a later one failed or hung.
 // Returns the exit status: 0 when every candidate PASSED everywhere, 1 when some
-// verdict is not PASSED, 2 for bad input (messages already printed).
+// verdict is not PASSED or some job did not finish, 2 for bad input (messages already
+// printed), 130/143 after SIGINT/SIGTERM.
 int check_run(const CheckOptions& options);
 
 }  // namespace fk::orchestrator

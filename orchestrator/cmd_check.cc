@@ -21,6 +21,8 @@ void register_check(CLI::App& app, int* status) {
   sub->add_option("--rounds", o->rounds, "Rounds of fresh inputs per shape (default 3)");
   sub->add_option("--iterations", o->iterations, "Timed calls per shape (default 20)");
   sub->add_option("--time-limit", o->instance_time_limit_s, "Seconds per shape before TIMEOUT (default 60)");
+  sub->add_option("--heartbeat-timeout", o->heartbeat_timeout_s,
+                  "Seconds of silence after which fk-runner counts as hung and is stopped (default 120)");
   sub->add_flag("-q,--quiet", o->quiet, "Do not echo fk-runner's progress");
   sub->callback([o, status] { *status = check_run(*o); });
 }

@@ -8,6 +8,7 @@
 // exit status is the runner's (2 bad input, 3 failed, 4 crashed).
 #include "core/spec/spec_file.h"
 #include "core/spec/workload.h"
+#include "core/subprocess.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/launch.h"
 

@@ -30,7 +30,7 @@ struct LaunchRequest {
 
 enum class AttemptEnd {
   kSucceeded,    // fk-runner exited 0
-  kFailed,       // non-zero exit (exit_code says why: 2 input, 3 job error, 4 crash, 5 results)
+  kFailed,       // non-zero exit (exit_code says why: 2 input, 3 job error, 4 crash, 5 results, 6 I/O)
   kTimedOut,     // the executor's limit (or Slurm's TIMEOUT) ended it
   kCancelled,    // cancel() or the scheduler cancelled it
   kNodeFailure,  // the node went away (Slurm NODE_FAIL, lost allocation)

@@ -38,12 +38,15 @@ void FakeExecutor::finish(const std::string& attempt_id, bool cancelled) {
   r.exit_code = cancelled ? -1 : p->outcome.exit_code;
   r.seconds = p->outcome.seconds;
   r.reason = cancelled ? "cancelled" : std::string(attempt_end_name(r.end));
-  if (r.end == AttemptEnd::kSucceeded)
+  if (r.end == AttemptEnd::kSucceeded || (cancelled && p->outcome.file_when_cancelled))
     for (const auto& job : p->request.job_ids) std::ofstream(p->request.results_dir + "/" + job + ".h5") << "fake\n";
   boost::asio::post(io_, [done = p->done, r] { done(r); });
 }
 
-void FakeExecutor::cancel(const std::string& attempt_id) { finish(attempt_id, true); }
+void FakeExecutor::cancel(const std::string& attempt_id) {
+  const auto it = pending_.find(attempt_id);
+  if (it != pending_.end() && !it->second->outcome.ignores_cancel) finish(attempt_id, true);
+}
 
 std::vector<std::pair<std::string, std::string>> FakeExecutor::running() const {
   std::vector<std::pair<std::string, std::string>> out;

@@ -17,6 +17,8 @@ struct FakeOutcome {
   AttemptEnd end = AttemptEnd::kSucceeded;
   int exit_code = 0;
   double seconds = 0;  // simulated duration
+  bool file_when_cancelled = false;  // cancel() ends it, but its job file lands (it had just finished)
+  bool ignores_cancel = false;       // cancel() changes nothing: it runs its course
 };
 
 class FakeExecutor final : public Executor {

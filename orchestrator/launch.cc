@@ -29,12 +29,4 @@ std::vector<std::string> launch_command(const LaunchOptions& o) {
   return cmd;
 }
 
-SubprocessResult launch_local(const LaunchOptions& o) {
-  SubprocessOptions so;
-  so.timeout_s = o.timeout_s;
-  so.on_line = o.on_line;
-  if (geteuid() == 0) so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
-  return subprocess_run(launch_command(o), so);
-}
-
 }  // namespace fk::orchestrator

@@ -1,11 +1,8 @@
-// Launching fk-runner locally under mpirun (the local executor's transport; fk check
-// uses it too). Finds fk-runner next to the fk executable, adds what Open MPI needs
-// when run as root, and streams the runner's output.
+// The command line that runs fk-runner locally under mpirun (the local executor's
+// transport, which fk run and fk check use): finds fk-runner next to the fk executable.
+// Processes are started and supervised by the local executor (local_executor.h).
 #pragma once
 
-#include "core/subprocess.h"
-
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,8 +13,6 @@ struct LaunchOptions {
   std::string jobs_file;
   std::string results_dir;
   std::vector<std::string> runner_args;  // extra fk-runner arguments
-  double timeout_s = 0;
-  std::function<void(const std::string&)> on_line;
 };
 
 // Path of fk-runner: $FK_RUNNER, else next to this executable (build tree or install),
@@ -25,6 +20,5 @@ struct LaunchOptions {
 std::string runner_path();
 // The mpirun command line for `o`.
 std::vector<std::string> launch_command(const LaunchOptions& o);
-SubprocessResult launch_local(const LaunchOptions& o);
 
 }  // namespace fk::orchestrator

@@ -96,7 +96,7 @@ void LocalExecutor::launch(const LaunchRequest& request, Done done) {
   if (log < 0) fail(ErrorKind::kIo, "{}: cannot open the attempt log: {}", request.log_file, std::strerror(errno));
   const std::string header = fmt::format("# attempt {}: {}\n", request.attempt_id, fmt::join(cmd, " "));
   (void)!write(log, header.data(), header.size());
-  const pid_t pid = fork();
+  const pid_t pid = subprocess_fork();  // no handler of ours (Asio's) runs in the child
   if (pid < 0) {
     ::close(log);
     fail(ErrorKind::kRuntime, "cannot start attempt {}: fork failed: {}", request.attempt_id, std::strerror(errno));

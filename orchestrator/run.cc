@@ -70,6 +70,14 @@ class Orchestrator {
       }
     }
     if (missing > 0) progress_.log(fmt::format("{} job(s) the journal records as done have no file: running them again", missing));
+    // Resume: jobs given up for a reason that may have gone away (a full disk, a lost
+    // node, a time limit) get another chance; those that failed by themselves do not.
+    const std::vector<std::string> again = o_.resume ? state_.retry_given_up() : std::vector<std::string>{};
+    for (const auto& id : again) journal_.append("retry_given_up", {{"job", id}, {"reason", state_.job(id).reason}});
+    if (!again.empty())
+      progress_.log(fmt::format("{} job(s) given up for a reason that may have gone away (infrastructure, I/O, time "
+                                "limit): running them again",
+                                again.size()));
     journal_.append("start", {{"campaign", campaign_.name},
                               {"campaign_file", campaign_.file},
                               {"jobs", plan_.job_file.jobs.size()},
@@ -93,10 +101,7 @@ class Orchestrator {
                               found > 0 ? fmt::format(" ({} found on disk)", found) : "", executor_->name(),
                               capacity > 0 ? std::to_string(capacity) : "any", results_));
     for (const auto& id : state_.runnable()) queue_.push_back(id);
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      interrupt(sig);
-    });
+    wait_for_signal();
     watch();
     schedule();
     if (state_.finished() && running_.empty()) io_.stop();
@@ -230,7 +235,9 @@ class Orchestrator {
                                 attempt_end_name(r.end), r.reason.empty() ? "no reason given" : r.reason,
                                 decision_name(d), log_path(r.attempt_id)));
     }
-    if (state_.finished() && running_.empty()) {
+    // Stopping (a job file may still land after the signal: that job is done) ends when
+    // the last attempt has; nothing new starts meanwhile.
+    if (running_.empty() && (interrupted_ || state_.finished())) {
       io_.stop();
       return;
     }
@@ -254,6 +261,24 @@ class Orchestrator {
       }
       progress_.status(state_.counts(), mean_job_s(), std::max(1, static_cast<int>(running_.size())));
       watch();
+    });
+  }
+
+  // SIGINT/SIGTERM: the first stops every attempt cleanly (interrupt); a second one,
+  // while attempts are still stopping, forces the exit at once (the executor kills what
+  // is left when it is destroyed; resume treats those attempts as abandoned).
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (!interrupted_) {
+        interrupt(sig);
+        wait_for_signal();
+        return;
+      }
+      progress_.log(fmt::format("second {}: forcing the exit, {} attempt(s) killed", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                                running_.size()));
+      journal_.append("signal", {{"signal", sig}, {"forced", true}});
+      io_.stop();
     });
   }
 

@@ -14,7 +14,10 @@
 // Exit status: 0 success; 2 bad input (arguments, job file, a job that needs more
 // ranks than were launched); 3 a job failed at run time (every rank is stopped with
 // MPI_Abort after the failing rank printed why); 4 a rank crashed (a signal: the rank
-// prints which job it was on; mpirun stops the others); 5 the results folder is unusable.
+// prints which job it was on; mpirun stops the others); 5 the results folder is unusable;
+// 6 an I/O error: writing a job's results (a full disk, a quota) or reading a file it
+// needs failed — the machine's fault, not the job's or a candidate's (the orchestrator
+// retries it and never quarantines for it).
 #include "collectives/bandwidth_probe.h"
 #include "collectives/mpi_communicator.h"
 #include "collectives/probe_format.h"
@@ -48,6 +51,7 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitJobFailed = 3;
 constexpr int kExitResults = 5;
 constexpr int kExitCrashed = 4;
+constexpr int kExitIo = 6;
 
 // What this rank is doing, for the crash handler (plain chars: async-signal-safe to read).
 char g_current_job[256] = "no job";
@@ -323,8 +327,10 @@ int run_jobs(const Options& o) {
             fmt::print("fk-runner: job {} {} ({}) {} {}: {} -> {}\n", job.id, job.arch.name, job.arch.preset,
                        job.layout.name(), job.workload.name, summary.line(), path);
         } catch (const std::exception& e) {
+          const auto* error = dynamic_cast<const fk::Error*>(&e);
+          const bool io = error != nullptr && error->kind() == fk::ErrorKind::kIo;
           abort_all(fmt::format("job {} ({} {} {})", job.id, job.arch.name, job.layout.name(), job.workload.name),
-                    e.what(), kExitJobFailed);
+                    io ? fmt::format("I/O error: {}", e.what()) : e.what(), io ? kExitIo : kExitJobFailed);
         }
         std::fflush(stdout);
       }

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/fs_util.h"
+#include "core/subprocess.h"
 #include "orchestrator/launch.h"
 #include "orchestrator/slurm/attempt_files.h"
 #include "orchestrator/slurm/slurm_cli_client.h"

@@ -7,6 +7,11 @@
 // exactly once (destructor, reset() or move-assignment); a negative id means "none".
 // Ids that HDF5 already invalidated (a file closed with H5F_CLOSE_STRONG closes every
 // object in it) are recognised and not released twice. Never throws.
+//
+// A close that fails (HDF5 1.10: a file whose last flush hit a full disk) leaves an id
+// that looks valid but points at freed memory. Such an id is dropped, never released
+// again — and HDF5's own clean-up at process exit, which would release it and crash,
+// is replaced by the layer's (handle.cc): H5close at exit unless a close has failed.
 #pragma once
 
 #include <cstdint>
@@ -35,5 +40,9 @@ class Handle {
  private:
   int64_t id_ = -1;
 };
+
+// Records that HDF5 failed to close an id (see above): the process's exit then skips
+// HDF5's clean-up. Called by Handle::reset and h5_close_file; idempotent, never throws.
+void handle_note_failed_close() noexcept;
 
 }  // namespace fk::h5

@@ -38,6 +38,33 @@ TEST(Policy, Decisions) {
   EXPECT_EQ(decide(cand, result(AttemptEnd::kFailed, 4), false, p), Decision::kRetry);
 }
 
+TEST(Policy, IoErrorIsRetriedWithoutQuarantine) {
+  JobTrack cand;
+  cand.has_candidates = true;
+  RetryPolicy p{2};
+  EXPECT_EQ(decide(cand, result(AttemptEnd::kFailed, kRunnerExitIo), false, p), Decision::kRetry)
+      << "a full disk is not the candidate's fault";
+  EXPECT_EQ(decide(cand, result(AttemptEnd::kFailed, kRunnerExitResults), false, p), Decision::kRetry);
+}
+
+TEST(Policy, FailuresThatMayPass) {
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kFailed, kRunnerExitIo, 0));
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kFailed, kRunnerExitResults, 0));
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kFailed, 1, 0)) << "mpirun's own failure";
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kTimedOut, -1, 0));
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kNodeFailure, -1, 0));
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kLost, -1, 0));
+  EXPECT_TRUE(failure_may_pass(AttemptEnd::kCancelled, -1, 0));
+  EXPECT_FALSE(failure_may_pass(AttemptEnd::kFailed, kRunnerExitBadInput, 0));
+  EXPECT_FALSE(failure_may_pass(AttemptEnd::kFailed, kRunnerExitJobFailed, 0));
+  EXPECT_FALSE(failure_may_pass(AttemptEnd::kFailed, kRunnerExitCrashed, 0));
+  EXPECT_FALSE(failure_may_pass(AttemptEnd::kFailed, -1, 11)) << "a crash";
+  for (AttemptEnd e : {AttemptEnd::kSucceeded, AttemptEnd::kFailed, AttemptEnd::kTimedOut, AttemptEnd::kCancelled,
+                       AttemptEnd::kNodeFailure, AttemptEnd::kLost})
+    EXPECT_EQ(attempt_end_parse(attempt_end_name(e)), e);
+  EXPECT_FALSE(attempt_end_parse("bogus").has_value());
+}
+
 TEST(State, TransitionsAndCounts) {
   CampaignState s;
   for (const char* id : {"a", "b", "c"}) s.add(JobTrack{id, 1, false, JobPhase::kPending, 0, 0, false, "", ""});
@@ -88,6 +115,42 @@ TEST(State, ReplayRestoresStateAndReportsAbandonedAttempts) {
   EXPECT_EQ(s.job("c").phase, JobPhase::kFailed);
   EXPECT_EQ(s.job("d").phase, JobPhase::kPending);
   EXPECT_EQ(s.runnable(), (std::vector<std::string>{"b", "d"}));
+  EXPECT_EQ(s.retry_given_up(), std::vector<std::string>{}) << "c was given up without a reason to hope";
+}
+
+TEST(State, ResumeRetriesOnlyJobsGivenUpForReasonsThatMayPass) {
+  CampaignState s;
+  for (const char* id : {"io", "hung", "job", "input", "done", "again"})
+    s.add(JobTrack{id, 1, true, JobPhase::kPending, 0, 0, false, "", ""});
+  using nlohmann::json;
+  auto gave_up = [](const char* job, const char* end, int code) {
+    return json{{"event", "end"}, {"job", job},      {"attempt", std::string(job) + ".a3"},
+                {"end", end},     {"exit_code", code}, {"signal", 0},
+                {"decision", "give_up"}};
+  };
+  const std::vector<json> events = {
+      gave_up("io", "failed", kRunnerExitIo),
+      gave_up("hung", "timed_out", -1),
+      gave_up("job", "failed", kRunnerExitJobFailed),
+      gave_up("input", "failed", kRunnerExitBadInput),
+      {{"event", "end"}, {"job", "done"}, {"attempt", "done.a1"}, {"decision", "done"}},
+      gave_up("again", "node_failure", -1),
+      {{"event", "retry_given_up"}, {"job", "again"}},  // an earlier resume already retried it
+  };
+  s.replay(events);
+  EXPECT_EQ(s.job("io").phase, JobPhase::kFailed);
+  EXPECT_EQ(s.job("again").phase, JobPhase::kPending);
+  EXPECT_EQ(s.retry_given_up(), (std::vector<std::string>{"io", "hung"}));
+  EXPECT_EQ(s.job("io").phase, JobPhase::kPending);
+  EXPECT_EQ(s.job("io").failures, 0) << "a fresh retry budget";
+  EXPECT_EQ(s.job("job").phase, JobPhase::kFailed);
+  EXPECT_EQ(s.job("input").phase, JobPhase::kFailed);
+  EXPECT_EQ(s.job("done").phase, JobPhase::kDone);
+  // Live: a job given up after I/O errors may pass; one given up after job errors may not.
+  s.launched("io", "io.a4", false);
+  EXPECT_EQ(s.ended("io", result(AttemptEnd::kFailed, kRunnerExitIo), false, RetryPolicy{0}), Decision::kGiveUp);
+  EXPECT_TRUE(s.job("io").may_pass);
+  EXPECT_EQ(s.retry_given_up(), (std::vector<std::string>{"io"}));
 }
 
 }  // namespace

@@ -7,7 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
+#include <future>
+#include <thread>
+#include <unistd.h>
 
 namespace fk::orchestrator {
 namespace {
@@ -102,6 +107,80 @@ TEST_F(FakeRun, ResumeRunsOnlyWhatIsLeft) {
   EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4, true), 0);
   EXPECT_EQ(files(), 8);
   EXPECT_EQ(executor_->launches(), 3);
+}
+
+TEST_F(FakeRun, ResumeRetriesJobsGivenUpForInfrastructureOnly) {
+  // One job hits a full disk (exit 6) on every attempt, one fails by itself (exit 3).
+  std::string full_disk, broken;
+  auto first = [&](const std::string& job, int) {
+    if (full_disk.empty()) full_disk = job;
+    if (job != full_disk && broken.empty()) broken = job;
+    if (job == full_disk) return FakeOutcome{AttemptEnd::kFailed, 6, 0.001};
+    if (job == broken) return FakeOutcome{AttemptEnd::kFailed, 3, 0.001};
+    return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001};
+  };
+  EXPECT_EQ(run(first, 4), 1);
+  EXPECT_EQ(files(), 6);
+  EXPECT_EQ(count("end", "give_up"), 2);
+  EXPECT_EQ(count("end", "retry_quarantined"), 0) << "an I/O error is not the candidates' doing";
+  // The disk has room again: --resume runs the job given up for I/O, not the broken one.
+  std::vector<std::string> launched;
+  auto second = [&](const std::string& job, int) {
+    launched.push_back(job);
+    return job == broken ? FakeOutcome{AttemptEnd::kFailed, 3, 0.001} : FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001};
+  };
+  EXPECT_EQ(run(second, 4, true), 1) << "the broken job is still failed";
+  EXPECT_EQ(launched, std::vector<std::string>{full_disk});
+  EXPECT_EQ(files(), 7);
+  EXPECT_EQ(count("retry_given_up"), 1);
+}
+
+// Runs fk run on another thread; a run that does not end within `limit_s` ends the test
+// binary (fk run hanging is the bug these tests catch).
+int run_bounded(const std::function<int()>& body, double limit_s) {
+  auto done = std::async(std::launch::async, body);
+  if (done.wait_for(std::chrono::duration<double>(limit_s)) != std::future_status::ready) {
+    std::fprintf(stderr, "fk run did not end within %.0f s of the signal: it hangs\n", limit_s);
+    std::_Exit(1);
+  }
+  return done.get();
+}
+
+TEST_F(FakeRun, SignalEndsTheRunEvenWhenAJobFileLandsWhileStopping) {
+  // SIGTERM as the first attempt starts; every attempt's job file lands as it is stopped.
+  bool sent = false;
+  auto script = [&](const std::string&, int) {
+    if (!sent) ::kill(::getpid(), SIGTERM);
+    sent = true;
+    FakeOutcome o{AttemptEnd::kSucceeded, 0, 60};
+    o.file_when_cancelled = true;
+    return o;
+  };
+  EXPECT_EQ(run_bounded([&] { return run(script, 4); }, 20), 128 + SIGTERM);
+  EXPECT_EQ(count("interrupted"), 1);
+  EXPECT_GE(count("end", "done"), 1) << "the files that landed count as done";
+  EXPECT_EQ(count("end", "done"), files());
+}
+
+TEST_F(FakeRun, SecondSignalForcesTheExit) {
+  // The attempts do not stop when asked; a second SIGTERM must end fk run anyway.
+  bool sent = false;
+  auto script = [&](const std::string&, int) {
+    if (!sent) ::kill(::getpid(), SIGTERM);
+    sent = true;
+    FakeOutcome o{AttemptEnd::kSucceeded, 0, 60};
+    o.ignores_cancel = true;
+    return o;
+  };
+  std::thread second([&] {
+    for (int i = 0; i < 200 && count("signal") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::kill(::getpid(), SIGTERM);
+  });
+  const int rc = run_bounded([&] { return run(script, 4); }, 20);
+  second.join();
+  EXPECT_EQ(rc, 128 + SIGTERM);
+  EXPECT_EQ(count("signal"), 2);
+  EXPECT_EQ(count("interrupted"), 1);
 }
 
 }  // namespace

@@ -3,8 +3,12 @@
 #include "h5_test_util.h"
 #include "results/h5/h5.h"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -142,6 +146,43 @@ TEST_F(WriterTest, FailedRenameRemovesTempAndReportsTarget) {
   EXPECT_FALSE(fs::exists(temp));
   EXPECT_TRUE(fs::is_directory(target));
   EXPECT_FALSE(w.committed());
+}
+
+// A full disk (here RLIMIT_FSIZE, with SIGXFSZ ignored so writes fail with EFBIG):
+// every write either lands or throws kIo; a failed close never crashes, neither at the
+// failure nor when the process exits (HDF5 would release the dead file id again then).
+TEST_F(WriterTest, FullDiskThrowsIoAndNeverCrashes) {
+  const std::string dir = path("");
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64 << 10, 64 << 10};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    int close_failures = 0;
+    for (size_t n = 1000; n <= 64000; n += 500) {
+      try {
+        Writer w(fmt::format("{}/job{}.h5", dir, n));
+        w.set_attr("n", static_cast<int64_t>(n));
+        w.write_array("data", std::vector<double>(n, 1.5));
+        w.commit();
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kIo) ::_exit(11);
+        close_failures += std::string(e.what()).find("cannot close file") != std::string::npos;
+      }
+    }
+    std::exit(close_failures > 0 ? 0 : 12);  // a normal exit: atexit handlers run
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the writer crashed: " << strsignal(WTERMSIG(status));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 12) << "no commit hit the limit: the test proves nothing";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "11: an error that is not kIo";
+  for (const std::string& name : dir_entries()) {
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << "a temporary file left behind: " << name;
+  }
 }
 
 TEST_F(WriterTest, SecondCommitIsRejected) {

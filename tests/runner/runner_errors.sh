@@ -30,4 +30,9 @@ expect 2 "/jobs/0/architecture/hidden_size: expected an integer" -- "$mpiexec" -
 # A rank that fails during a job: its message, exit status 3, all ranks stopped.
 expect 3 "injected fault" -- env FK_RUNNER_FAULT=job:1 "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r"
 if [ -n "$(ls "$work/r" 2>/dev/null | grep -v '\.h5$')" ]; then echo "FAIL: stray temporary files in $work/r"; failures=$((failures + 1)); fi
+# A full disk as the results are written (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with
+# EFBIG): an I/O error, exit 6 — never a crash (4, which would quarantine a candidate).
+expect 6 "I/O error: $work/full/" -- "$mpiexec" -np 4 --oversubscribe \
+  sh -c 'ulimit -f 64; trap "" XFSZ; exec "$0" "$@"' "$runner" --jobs "$work/jobs.json" --results "$work/full"
+if [ -n "$(ls "$work/full" 2>/dev/null)" ]; then echo "FAIL: files left in $work/full"; failures=$((failures + 1)); fi
 exit $failures

@@ -52,15 +52,16 @@ inline Handle h5_file_access(Where where) {
 }
 
 // Closes a file id with H5Fclose (flushing it; with H5F_CLOSE_STRONG also every
-// object open in it). On failure the id is released anyway and kIo is thrown, so no
-// path leaks the file. An empty handle is a no-op.
+// object open in it). On failure (a flush that hit a full disk) kIo is thrown and the
+// id is never touched again: HDF5 has already freed the file behind it although the
+// id still looks valid, so releasing it once more would crash (handle_note_failed_close
+// says why the process's exit skips it too). An empty handle is a no-op.
 inline void h5_close_file(Handle file, Where where) {
   const hid_t id = file.release();
   if (id < 0) return;
   if (H5Fclose(id) < 0) {
     std::string message = take_error_message();
-    if (H5Iis_valid(id) > 0) H5Idec_ref(id);
-    H5Eclear2(H5E_DEFAULT);
+    handle_note_failed_close();
     fail_io_with(where, "cannot close file", std::move(message));
   }
 }
