@@ -128,13 +128,18 @@ double median(std::vector<double> v) {
 
 bool is_output(ArgRole r) { return r != ArgRole::kIn; }
 
+// Merges the verdict of a worker that ended (died, exited, hung) during `when`.
+void merge_ended(const Worker& w, VerdictReason& v, const std::string& when) {
+  const RemoteFailure f = worker_failure_verdict(w, "");
+  v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), when.empty() ? f.reason : f.reason + " " + when);
+}
+
 // Runs one call in `w`; on failure merges the verdict and returns false.
 bool run_checked(Worker& w, const OpDef& def, const OpCall& call, VerdictReason& v, bool& ended,
                  const std::string& when) {
   const auto reply = w.call(def.name, call);
   if (!reply) {
-    const RemoteFailure f = worker_failure_verdict(w, "");
-    v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), when.empty() ? f.reason : f.reason + " " + when);
+    merge_ended(w, v, when);
     ended = true;
     return false;
   }
@@ -344,8 +349,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     const auto rc = pc ? candidate.call(def.name, cand_calls[s]) : std::nullopt;
     if (rc) awake += std::chrono::duration<double>(std::chrono::steady_clock::now() - woke).count() - rc->seconds;
     if (!rc) {
-      const RemoteFailure f = worker_failure_verdict(candidate, "");
-      v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), f.reason + " " + when);
+      merge_ended(candidate, v, when);
       g.candidate_ended = true;
       return g;
     }
@@ -405,8 +409,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     const auto rb = pb ? baseline.call(def.name, base_calls[0]) : std::nullopt;
     if (!rc || !rb || rc->code != FK_OK || rb->code != FK_OK) {
       if (!rc) {
-        const RemoteFailure f = worker_failure_verdict(candidate, "");
-        v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), f.reason + " (reused buffers)");
+        merge_ended(candidate, v, "(reused buffers)");
         g.candidate_ended = true;
       } else {
         v.merge(Verdict::kRuntimeError, "failed when called again with the same buffers");
