@@ -1,3 +1,11 @@
+// Safetensors reading and writing (core/safetensors.h has the format).
+//
+// Every number in a header is checked before it is used: dimensions are non-negative
+// and fit in int64_t, element counts and byte sizes are computed with overflow checks,
+// each tensor's data_offsets are ordered, lie inside the data section and hold exactly
+// its bytes, no two tensors share a byte, and no JSON object holds a key twice
+// (nlohmann::json would keep the last one silently). So a file that opens can be read
+// without further bounds checks.
 #include "core/safetensors.h"
 
 #include "core/error.h"
@@ -8,8 +16,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,12 +37,68 @@ const std::pair<const char*, DType> kDtypes[] = {
 // The largest header we accept (the format's reference implementation caps it at 100 MB).
 constexpr uint64_t kMaxHeader = 100ull << 20;
 
+// The element count of `shape`; nullopt when a dimension is negative or the product
+// does not fit in int64_t.
+std::optional<int64_t> checked_numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
+// Parses JSON text and fails, naming `file` and the key, when an object holds a key
+// twice: nlohmann::json keeps the last value without a word, and a reader must not
+// guess which one the writer meant. `what` names the text in messages ("header").
+json parse_json_unique_keys(const char* begin, const char* end, const std::string& file, const char* what) {
+  struct Level {
+    bool array;
+    std::string path;  // dotted path of this object or array, "" at the top
+    std::set<std::string> keys;
+  };
+  std::vector<Level> levels;
+  std::string last_key;
+  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        std::string path;
+        if (!levels.empty()) {
+          const Level& up = levels.back();
+          path = up.array ? up.path + "[]" : (up.path.empty() ? last_key : up.path + "." + last_key);
+        }
+        levels.push_back({event == json::parse_event_t::array_start, std::move(path), {}});
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!levels.empty()) levels.pop_back();
+        break;
+      case json::parse_event_t::key:
+        last_key = parsed.get<std::string>();
+        if (!levels.empty() && !levels.back().keys.insert(last_key).second)
+          fail(ErrorKind::kInvalidArgument, "{}: {}: key '{}' appears twice{} (which one is meant?)", file, what,
+               last_key, levels.back().path.empty() ? "" : fmt::format(" in '{}'", levels.back().path));
+        break;
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(begin, end, check);
+  } catch (const json::exception& e) {
+    fail(ErrorKind::kInvalidArgument, "{}: {} is not valid JSON: {}", file, what, e.what());
+  }
+}
+
 }  // namespace
 
 int64_t SafetensorsEntry::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  const auto n = checked_numel(shape);
+  if (!n)
+    fail(ErrorKind::kInvalidArgument, "tensor '{}': shape {} has a negative dimension or more elements than fit in 64 bits",
+         name, shape_string(shape));
+  return *n;
 }
 
 std::string safetensors_dtype_name(DType dtype) {
@@ -67,12 +131,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   if (8 + n > size_)
     fail(ErrorKind::kInvalidArgument, "{}: header of {} bytes runs past the end of the {}-byte file (truncated?)", path, n, size_);
   data_start_ = 8 + static_cast<size_t>(n);
-  json header;
-  try {
-    header = json::parse(reinterpret_cast<const char*>(map_ + 8), reinterpret_cast<const char*>(map_ + 8 + n));
-  } catch (const json::exception& e) {
-    fail(ErrorKind::kInvalidArgument, "{}: header is not valid JSON: {}", path, e.what());
-  }
+  const json header = parse_json_unique_keys(reinterpret_cast<const char*>(map_ + 8),
+                                             reinterpret_cast<const char*>(map_ + 8 + n), path, "header");
   if (!header.is_object()) fail(ErrorKind::kInvalidArgument, "{}: header is not a JSON object", path);
   const uint64_t data_size = size_ - data_start_;
   for (const auto& [name, v] : header.items()) {
@@ -96,21 +156,44 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     if (!v["shape"].is_array()) bad("shape is not an array");
     for (const auto& s : v["shape"]) {
       if (!s.is_number_unsigned()) bad(fmt::format("shape {} is not a list of non-negative integers", v["shape"].dump()));
+      if (s.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        bad(fmt::format("shape {}: dimension {} does not fit in 64 bits", v["shape"].dump(), s.dump()));
       e.shape.push_back(s.get<int64_t>());
     }
+    const auto numel = checked_numel(e.shape);
+    uint64_t want = 0;
+    if (!numel || __builtin_mul_overflow(static_cast<uint64_t>(*numel), dtype_size(e.dtype), &want))
+      bad(fmt::format("shape {} of {} has more bytes than fit in 64 bits", v["shape"].dump(),
+                      v["dtype"].get<std::string>()));
     const auto& off = v["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      bad("data_offsets is not [begin, end]");
+      bad("data_offsets is not [begin, end] (two non-negative integers)");
     e.begin = off[0].get<uint64_t>();
     e.end = off[1].get<uint64_t>();
-    const uint64_t want = static_cast<uint64_t>(e.numel()) * dtype_size(e.dtype);
-    if (e.end < e.begin || e.end - e.begin != want)
+    if (e.end < e.begin) bad(fmt::format("data_offsets [{}, {}] end before they begin", e.begin, e.end));
+    if (e.end - e.begin != want)
       bad(fmt::format("data_offsets [{}, {}] hold {} bytes, but shape {} of {} needs {} (mislabelled?)", e.begin, e.end,
-                      e.end < e.begin ? 0 : e.end - e.begin, v["shape"].dump(), v["dtype"].get<std::string>(), want));
+                      e.end - e.begin, v["shape"].dump(), v["dtype"].get<std::string>(), want));
     if (e.end > data_size)
       bad(fmt::format("data ends at byte {} of the data section, which has only {} bytes (truncated file)", e.end,
                       data_size));
     entries_.emplace(name, std::move(e));
+  }
+  // No two tensors may share a byte: in begin order, each non-empty range must start
+  // at or after the furthest end so far.
+  std::vector<const SafetensorsEntry*> order;
+  for (const auto& [name, e] : entries_)
+    if (e.end > e.begin) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  const SafetensorsEntry* furthest = nullptr;
+  for (const SafetensorsEntry* e : order) {
+    if (furthest != nullptr && e->begin < furthest->end)
+      fail(ErrorKind::kInvalidArgument,
+           "{}: tensors '{}' (data_offsets [{}, {}]) and '{}' (data_offsets [{}, {}]) overlap (a corrupt header?)",
+           path, furthest->name, furthest->begin, furthest->end, e->name, e->begin, e->end);
+    if (furthest == nullptr || e->end > furthest->end) furthest = e;
   }
 }
 
@@ -155,9 +238,11 @@ Tensor SafetensorsFile::read_block(const std::string& name, int64_t r0, int64_t 
   const SafetensorsEntry& e = entry(name);
   const int64_t cols = e.shape.empty() ? 1 : e.shape.back();
   const int64_t rows = cols == 0 ? 0 : e.numel() / cols;
-  if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 + nr > rows || c0 + nc > cols)
-    fail(ErrorKind::kInvalidArgument, "{}: tensor '{}' is [{}, {}]: block rows [{}, {}) x cols [{}, {}) is outside it",
-         path_, name, rows, cols, r0, r0 + nr, c0, c0 + nc);
+  // Written so that no sum can overflow, whatever the caller passes.
+  if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > rows || nr > rows - r0 || c0 > cols || nc > cols - c0)
+    fail(ErrorKind::kInvalidArgument,
+         "{}: tensor '{}' is [{}, {}]: block of {} rows from row {} x {} cols from col {} is outside it", path_, name,
+         rows, cols, nr, r0, nc, c0);
   Tensor t = Tensor::empty(DType::kF32, {nr, nc});
   const size_t es = dtype_size(e.dtype);
   const uint8_t* base = static_cast<const uint8_t*>(data(name));
@@ -200,13 +285,8 @@ Checkpoint::Checkpoint(const std::string& path) : path_(path) {
     const std::string index = (fs::path(path) / "model.safetensors.index.json").string();
     const std::string single = (fs::path(path) / "model.safetensors").string();
     if (fs::exists(index)) {
-      std::ifstream in(index);
-      json j;
-      try {
-        j = json::parse(in);
-      } catch (const json::exception& e) {
-        fail(ErrorKind::kInvalidArgument, "{}: not valid JSON: {}", index, e.what());
-      }
+      const std::string text = fs_read_file(index);
+      const json j = parse_json_unique_keys(text.data(), text.data() + text.size(), index, "index");
       if (!j.contains("weight_map") || !j["weight_map"].is_object())
         fail(ErrorKind::kInvalidArgument, "{}: weight_map: missing or not an object", index);
       for (const auto& [name, file] : j["weight_map"].items()) {

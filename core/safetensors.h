@@ -7,8 +7,10 @@
 // row-major, little-endian.
 //
 // SafetensorsFile maps a file read-only (mmap) and checks the whole header when it
-// opens: the JSON, every dtype, that each tensor's byte range matches its shape and
-// dtype and lies inside the file (a truncated file names the first tensor it cuts).
+// opens: the JSON (no key twice in an object), every dtype, that each tensor's byte
+// range matches its shape and dtype (sizes computed with overflow checks) and lies
+// inside the file (a truncated file names the first tensor it cuts), and that no two
+// tensors' ranges overlap.
 // Reading a block of a tensor touches only that block's pages, so a TP rank reads
 // only its slices. Checkpoint adds sharded checkpoints: a folder holding
 // model.safetensors, or model.safetensors.index.json whose weight_map names the
@@ -33,6 +35,8 @@ struct SafetensorsEntry {
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   uint64_t begin = 0, end = 0;  // data offsets, relative to the data section
+  // Throws fk::Error when a dimension is negative or the count overflows int64_t
+  // (never for an entry of an open SafetensorsFile: its header was checked).
   int64_t numel() const;
 };
 

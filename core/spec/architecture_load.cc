@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -27,13 +28,11 @@ const std::vector<std::pair<std::string, HeadKind>> kHeadKinds = {{"lm", HeadKin
 const std::vector<std::pair<std::string, DType>> kModelDtypes = {
     {"fp32", DType::kF32}, {"fp16", DType::kF16}, {"bf16", DType::kBF16}};
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-
 void read_attention(MapReader& r, AttentionSpec& a) {
   r.boolean("causal", a.causal, Need::kOptional);
   r.boolean("qkv_bias", a.qkv_bias, Need::kOptional);
   r.boolean("out_bias", a.out_bias, Need::kOptional);
-  r.optional_integer("sliding_window", a.sliding_window, Need::kOptional, 1, kMaxDim);
+  r.optional_integer("sliding_window", a.sliding_window, Need::kOptional, limits::kSlidingWindow);
   std::vector<std::string> types;
   if (r.string_list("layer_types", types, Need::kOptional)) {
     std::vector<LayerType> parsed;
@@ -56,16 +55,16 @@ void read_attention(MapReader& r, AttentionSpec& a) {
     }
     if (ok) a.layer_types = std::move(parsed);
   }
-  r.optional_number("logit_softcap", a.logit_softcap, Need::kOptional, 0.0, 1e6, true);
+  r.optional_number("logit_softcap", a.logit_softcap, Need::kOptional, limits::kLogitSoftcap);
   r.boolean("qk_norm", a.qk_norm, Need::kOptional);
-  r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, 0.0, 1e9, true);
+  r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, limits::kQueryPreAttnScalar);
 }
 
 void read_norm(MapReader& r, NormSpec& n) {
   r.choice("kind", n.kind, Need::kRequired, kNormKinds);
-  r.number("eps", n.eps, Need::kRequired, 0.0, 0.1, true);
+  r.number("eps", n.eps, Need::kRequired, limits::kNormEps);
   r.choice("placement", n.placement, Need::kOptional, kPlacements);
-  r.number("weight_offset", n.weight_offset, Need::kOptional, -10.0, 10.0);
+  r.number("weight_offset", n.weight_offset, Need::kOptional, limits::kNormWeightOffset);
 }
 
 void read_mlp(MapReader& r, MlpSpec& m) {
@@ -76,19 +75,19 @@ void read_mlp(MapReader& r, MlpSpec& m) {
 
 void read_rope_scaling(MapReader& r, RopeScaling& s) {
   r.choice("type", s.type, Need::kRequired, kRopeScalings);
-  r.number("factor", s.factor, Need::kOptional, 0.0, 1e6, true);
-  r.number("low_freq_factor", s.low_freq_factor, Need::kOptional, 0.0, 1e6, true);
-  r.number("high_freq_factor", s.high_freq_factor, Need::kOptional, 0.0, 1e6, true);
-  r.integer("original_max_position_embeddings", s.original_max_position_embeddings, Need::kOptional, 1,
-            kMaxDim * 64);
+  r.number("factor", s.factor, Need::kOptional, limits::kRopeScalingFactor);
+  r.number("low_freq_factor", s.low_freq_factor, Need::kOptional, limits::kRopeScalingFactor);
+  r.number("high_freq_factor", s.high_freq_factor, Need::kOptional, limits::kRopeScalingFactor);
+  r.integer("original_max_position_embeddings", s.original_max_position_embeddings, Need::kOptional,
+            limits::kRopeOriginalMaxPositions);
 }
 
 void read_position(MapReader& r, PositionSpec& p) {
   r.choice("kind", p.kind, Need::kRequired, kPositionKinds);
-  r.number("rope_theta", p.rope_theta, Need::kOptional, 0.0, 1e12, true);
-  r.optional_number("local_rope_theta", p.local_rope_theta, Need::kOptional, 0.0, 1e12, true);
+  r.number("rope_theta", p.rope_theta, Need::kOptional, limits::kRopeTheta);
+  r.optional_number("local_rope_theta", p.local_rope_theta, Need::kOptional, limits::kRopeTheta);
   r.choice("rope_style", p.rope_style, Need::kOptional, kRopeStyles);
-  r.number("partial_rotary_factor", p.partial_rotary_factor, Need::kOptional, 0.0, 1.0, true);
+  r.number("partial_rotary_factor", p.partial_rotary_factor, Need::kOptional, limits::kPartialRotaryFactor);
   YAML::Node scaling = r.child("rope_scaling");
   if (scaling.IsDefined()) {
     if (scaling.IsNull()) {
@@ -104,25 +103,25 @@ void read_position(MapReader& r, PositionSpec& p) {
 void read_embedding(MapReader& r, EmbeddingSpec& e) {
   r.boolean("tied", e.tied, Need::kOptional);
   r.boolean("scale_by_sqrt_hidden", e.scale_by_sqrt_hidden, Need::kOptional);
-  r.integer("type_vocab_size", e.type_vocab_size, Need::kOptional, 0, 1 << 16);
+  r.integer("type_vocab_size", e.type_vocab_size, Need::kOptional, limits::kTypeVocabSize);
   r.boolean("norm", e.norm, Need::kOptional);
 }
 
 void read_head(MapReader& r, HeadSpec& h) {
   r.choice("kind", h.kind, Need::kOptional, kHeadKinds);
   r.boolean("final_norm", h.final_norm, Need::kOptional);
-  r.optional_number("logit_softcap", h.logit_softcap, Need::kOptional, 0.0, 1e6, true);
+  r.optional_number("logit_softcap", h.logit_softcap, Need::kOptional, limits::kLogitSoftcap);
 }
 
 void read_moe(MapReader& r, MoeSpec& m) {
-  r.integer("num_experts", m.num_experts, Need::kRequired, 2, 1 << 16);
-  r.integer("experts_per_token", m.experts_per_token, Need::kRequired, 1, 1 << 16);
-  r.integer("moe_intermediate_size", m.moe_intermediate_size, Need::kRequired, 1, kMaxDim);
+  r.integer("num_experts", m.num_experts, Need::kRequired, limits::kNumExperts);
+  r.integer("experts_per_token", m.experts_per_token, Need::kRequired, limits::kExpertsPerToken);
+  r.integer("moe_intermediate_size", m.moe_intermediate_size, Need::kRequired, limits::kMoeIntermediateSize);
   r.boolean("renormalize", m.renormalize, Need::kOptional);
-  r.integer("shared_experts", m.shared_experts, Need::kOptional, 0, 64);
-  r.integer("shared_intermediate_size", m.shared_intermediate_size, Need::kOptional, 1, kMaxDim);
-  r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, 0, kMaxDim);
-  r.integer_list("dense_layers", m.dense_layers, Need::kOptional, 0, kMaxDim);
+  r.integer("shared_experts", m.shared_experts, Need::kOptional, limits::kSharedExperts);
+  r.integer("shared_intermediate_size", m.shared_intermediate_size, Need::kOptional, limits::kSharedIntermediateSize);
+  r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, limits::kFirstDenseLayers);
+  r.integer_list("dense_layers", m.dense_layers, Need::kOptional, limits::kDenseLayer);
 }
 
 template <typename Fn>
@@ -148,14 +147,14 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   r.string("family", a.family, Need::kOptional);
   r.string("source", a.source, req);
   r.choice("dtype", a.dtype, Need::kOptional, kModelDtypes);
-  r.integer("hidden_size", a.hidden_size, req, 1, kMaxDim);
-  r.integer("num_hidden_layers", a.num_hidden_layers, req, 1, 100000);
-  r.integer("num_attention_heads", a.num_attention_heads, req, 1, 1 << 16);
-  if (r.integer("num_key_value_heads", a.num_key_value_heads, Need::kOptional, 1, 1 << 16)) kv_given = true;
-  if (r.integer("head_dim", a.head_dim, Need::kOptional, 1, 1 << 16)) head_dim_given = true;
-  r.integer("intermediate_size", a.intermediate_size, req, 1, kMaxDim);
-  r.integer("vocab_size", a.vocab_size, req, 1, int64_t{1} << 32);
-  r.integer("max_position_embeddings", a.max_position_embeddings, req, 1, kMaxDim * 64);
+  r.integer("hidden_size", a.hidden_size, req, limits::kHiddenSize);
+  r.integer("num_hidden_layers", a.num_hidden_layers, req, limits::kNumHiddenLayers);
+  r.integer("num_attention_heads", a.num_attention_heads, req, limits::kHeads);
+  if (r.integer("num_key_value_heads", a.num_key_value_heads, Need::kOptional, limits::kHeads)) kv_given = true;
+  if (r.integer("head_dim", a.head_dim, Need::kOptional, limits::kHeads)) head_dim_given = true;
+  r.integer("intermediate_size", a.intermediate_size, req, limits::kIntermediateSize);
+  r.integer("vocab_size", a.vocab_size, req, limits::kVocabSize);
+  r.integer("max_position_embeddings", a.max_position_embeddings, req, limits::kMaxPositionEmbeddings);
   read_section(r, "attention", Need::kOptional, [&](MapReader& s) { read_attention(s, a.attention); });
   read_section(r, "norm", req, [&](MapReader& s) { read_norm(s, a.norm); });
   read_section(r, "mlp", req, [&](MapReader& s) { read_mlp(s, a.mlp); });
@@ -247,11 +246,67 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   return s;
 }
 
+// Every value against its limit (core/spec/limits.h) and the dtype against the model
+// dtypes: what the YAML reader checks field by field, for values from any source.
+// Optional fields count when set; moe fields when the model is MoE; 0 in
+// original_max_position_embeddings and shared_intermediate_size means unset.
+bool check_limits(const Architecture& a, const ParseContext& ctx) {
+  namespace L = limits;
+  bool ok = true;
+  auto in = [&](const std::string& field, auto value, auto range) { ok &= ctx.check_range(field, value, range); };
+  if (std::none_of(kModelDtypes.begin(), kModelDtypes.end(), [&](const auto& d) { return d.second == a.dtype; })) {
+    ctx.error(ctx.where->at("dtype"), "dtype",
+              fmt::format("'{}' is not one of [fp32, fp16, bf16]", dtype_name(a.dtype)));
+    ok = false;
+  }
+  in("hidden_size", a.hidden_size, L::kHiddenSize);
+  in("num_hidden_layers", a.num_hidden_layers, L::kNumHiddenLayers);
+  in("num_attention_heads", a.num_attention_heads, L::kHeads);
+  in("num_key_value_heads", a.num_key_value_heads, L::kHeads);
+  in("head_dim", a.head_dim, L::kHeads);
+  in("intermediate_size", a.intermediate_size, L::kIntermediateSize);
+  in("vocab_size", a.vocab_size, L::kVocabSize);
+  in("max_position_embeddings", a.max_position_embeddings, L::kMaxPositionEmbeddings);
+  const AttentionSpec& at = a.attention;
+  if (at.sliding_window) in("attention.sliding_window", *at.sliding_window, L::kSlidingWindow);
+  if (at.logit_softcap) in("attention.logit_softcap", *at.logit_softcap, L::kLogitSoftcap);
+  if (at.query_pre_attn_scalar) in("attention.query_pre_attn_scalar", *at.query_pre_attn_scalar, L::kQueryPreAttnScalar);
+  in("norm.eps", a.norm.eps, L::kNormEps);
+  in("norm.weight_offset", a.norm.weight_offset, L::kNormWeightOffset);
+  const PositionSpec& p = a.position;
+  in("position.rope_theta", p.rope_theta, L::kRopeTheta);
+  if (p.local_rope_theta) in("position.local_rope_theta", *p.local_rope_theta, L::kRopeTheta);
+  in("position.partial_rotary_factor", p.partial_rotary_factor, L::kPartialRotaryFactor);
+  in("position.rope_scaling.factor", p.rope_scaling.factor, L::kRopeScalingFactor);
+  in("position.rope_scaling.low_freq_factor", p.rope_scaling.low_freq_factor, L::kRopeScalingFactor);
+  in("position.rope_scaling.high_freq_factor", p.rope_scaling.high_freq_factor, L::kRopeScalingFactor);
+  if (p.rope_scaling.original_max_position_embeddings != 0)
+    in("position.rope_scaling.original_max_position_embeddings", p.rope_scaling.original_max_position_embeddings,
+       L::kRopeOriginalMaxPositions);
+  in("embedding.type_vocab_size", a.embedding.type_vocab_size, L::kTypeVocabSize);
+  if (a.head.logit_softcap) in("head.logit_softcap", *a.head.logit_softcap, L::kLogitSoftcap);
+  const MoeSpec& m = a.moe;
+  if (m.enabled()) {
+    in("moe.num_experts", m.num_experts, L::kNumExperts);
+    in("moe.experts_per_token", m.experts_per_token, L::kExpertsPerToken);
+    in("moe.moe_intermediate_size", m.moe_intermediate_size, L::kMoeIntermediateSize);
+    in("moe.shared_experts", m.shared_experts, L::kSharedExperts);
+    if (m.shared_intermediate_size != 0)
+      in("moe.shared_intermediate_size", m.shared_intermediate_size, L::kSharedIntermediateSize);
+    in("moe.first_dense_layers", m.first_dense_layers, L::kFirstDenseLayers);
+    for (size_t i = 0; i < m.dense_layers.size(); ++i)
+      in(fmt::format("moe.dense_layers[{}]", i), m.dense_layers[i], L::kDenseLayer);
+  }
+  return ok;
+}
+
 }  // namespace
 
 void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   const SourceMap& w = *ctx.where;
   auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+  // The checks below loop over layers and divide by sizes: only within the limits.
+  if (!check_limits(a, ctx)) return;
 
   if (a.num_key_value_heads > a.num_attention_heads) {
     err("num_key_value_heads", fmt::format("{} is more than num_attention_heads ({})", a.num_key_value_heads,

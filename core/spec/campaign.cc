@@ -1,5 +1,6 @@
 #include "core/spec/campaign.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -61,6 +62,8 @@ void read_duration(MapReader& r, const std::string& key, double& out) {
     r.ctx().error(r.key_pos(key), r.path(key),
                   fmt::format("found {}, expected a positive duration such as 600, \"90s\", \"10m\" or \"1h30m\"",
                               yaml_describe(v)));
+  else if (!limits::kDuration.contains(*d))
+    r.ctx().error(r.key_pos(key), r.path(key), duration_too_long(yaml_describe(v)));
   else
     out = *d;
 }
@@ -70,9 +73,9 @@ void read_stages(MapReader& r, Campaign& c) {
   if (ks.IsDefined()) {
     MapReader s(r.ctx(), ks, "kernel_stage");
     s.boolean("enabled", c.kernel_stage.enabled, Need::kOptional);
-    s.integer("warmup", c.kernel_stage.warmup, Need::kOptional, 0, 100000);
-    s.integer("iterations", c.kernel_stage.iterations, Need::kOptional, 1, 1000000);
-    s.integer("rounds", c.kernel_stage.rounds, Need::kOptional, 1, 1000);
+    s.integer("warmup", c.kernel_stage.warmup, Need::kOptional, limits::kWarmup);
+    s.integer("iterations", c.kernel_stage.iterations, Need::kOptional, limits::kKernelIterations);
+    s.integer("rounds", c.kernel_stage.rounds, Need::kOptional, limits::kRounds);
     read_duration(s, "instance_time_limit", c.kernel_stage.instance_time_limit_s);
     s.finish();
   }
@@ -80,7 +83,7 @@ void read_stages(MapReader& r, Campaign& c) {
   if (ms.IsDefined()) {
     MapReader s(r.ctx(), ms, "model_stage");
     s.boolean("enabled", c.model_stage.enabled, Need::kOptional);
-    s.integer("iterations", c.model_stage.iterations, Need::kOptional, 1, 100000);
+    s.integer("iterations", c.model_stage.iterations, Need::kOptional, limits::kModelIterations);
     s.finish();
   }
 }
@@ -160,16 +163,23 @@ void read_candidate_sets(MapReader& r, Campaign& c) {
 
 std::string_view backend_name(Backend b) { return b == Backend::kCpu ? "cpu" : "cuda"; }
 
+std::string duration_too_long(const std::string& found) {
+  return fmt::format("found {}, expected a duration of at most one year ({:.0f} s)", found, limits::kDuration.max);
+}
+
 std::optional<double> duration_parse(const std::string& text) {
   static const std::regex plain("[0-9]+(\\.[0-9]+)?");
   static const std::regex parts("(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?");
-  if (std::regex_match(text, plain)) return std::stod(text);
+  // strtod, not std::stod: a number too large for a double is +inf here, not an
+  // exception, and the caller's limit rejects it.
+  auto number = [](const std::string& digits) { return std::strtod(digits.c_str(), nullptr); };
+  if (std::regex_match(text, plain)) return number(text);
   std::smatch m;
   if (text.empty() || !std::regex_match(text, m, parts)) return std::nullopt;
   double s = 0;
-  if (m[2].matched) s += 3600.0 * std::stod(m[2]);
-  if (m[4].matched) s += 60.0 * std::stod(m[4]);
-  if (m[6].matched) s += std::stod(m[6]);
+  if (m[2].matched) s += 3600.0 * number(m[2]);
+  if (m[4].matched) s += 60.0 * number(m[4]);
+  if (m[6].matched) s += number(m[6]);
   return s;
 }
 
@@ -192,7 +202,7 @@ std::optional<Campaign> campaign_parse(const YAML::Node& root, const std::string
   r.choice("backend", c.backend, Need::kOptional, kBackends);
   int64_t seed = 0;
   if (r.integer("seed", seed, Need::kOptional, 0)) c.seed = static_cast<uint64_t>(seed);
-  r.integer("repetitions", c.repetitions, Need::kOptional, 1, 1000);
+  r.integer("repetitions", c.repetitions, Need::kOptional, limits::kRepetitions);
   c.specs_dir = (fs::path(file).parent_path() / "..").lexically_normal().string();
   if (r.string("specs_dir", c.specs_dir, Need::kOptional) && fs::path(c.specs_dir).is_relative())
     c.specs_dir = (fs::path(file).parent_path() / c.specs_dir).lexically_normal().string();

@@ -98,7 +98,11 @@ struct Campaign {
 // Parses a campaign and resolves (loads and validates) everything it references.
 std::optional<Campaign> campaign_parse(const YAML::Node& root, const std::string& file, Diagnostics& diags);
 
-// Parses durations: 90 (seconds), "90s", "10m", "1h30m", "2h".
+// Parses durations: 90 (seconds), "90s", "10m", "1h30m", "2h". Never throws: a value
+// too large for a double is +inf. Readers reject values outside limits::kDuration
+// (at most one year) with the message duration_too_long() makes.
 std::optional<double> duration_parse(const std::string& text);
+// "found <found>, expected a duration of at most one year (31536000 s)".
+std::string duration_too_long(const std::string& found);
 
 }  // namespace fk::spec

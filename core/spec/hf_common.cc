@@ -1,5 +1,7 @@
 // Pieces of the HF config mapping that several model types share: sizes, heads,
-// activations, rope (4.x and 5.x forms) and attention layer patterns.
+// activations, rope (4.x and 5.x forms) and attention layer patterns. Sizes are read
+// within the spec's limits (core/spec/limits.h), so the layer count is bounded before
+// anything loops over layers.
 #include "core/spec/architecture_write.h"
 #include "core/spec/hf_models.h"
 
@@ -36,11 +38,11 @@ void ignore_common(ConfigReader& r) {
 }
 
 void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& d) {
-  a.hidden_size = r.integer("hidden_size");
-  a.num_hidden_layers = r.integer("num_hidden_layers");
-  a.num_attention_heads = r.integer("num_attention_heads");
+  a.hidden_size = r.integer("hidden_size", limits::kHiddenSize);
+  a.num_hidden_layers = r.integer("num_hidden_layers", limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer("num_attention_heads", limits::kHeads);
   if (const Json* kv = r.get("num_key_value_heads"); kv != nullptr && !kv->is_null()) {
-    a.num_key_value_heads = *r.optional_integer("num_key_value_heads");
+    a.num_key_value_heads = *r.optional_integer("num_key_value_heads", limits::kHeads);
   } else if (d.num_key_value_heads) {
     a.num_key_value_heads = *d.num_key_value_heads;
     r.note_default("num_key_value_heads", std::to_string(a.num_key_value_heads));
@@ -49,7 +51,7 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
     r.note_default("num_key_value_heads", fmt::format("num_attention_heads ({})", a.num_attention_heads));
   }
   if (const Json* hd = r.get("head_dim"); hd != nullptr && !hd->is_null()) {
-    a.head_dim = *r.optional_integer("head_dim");
+    a.head_dim = *r.optional_integer("head_dim", limits::kHeads);
   } else if (d.head_dim) {
     a.head_dim = *d.head_dim;
     r.note_default("head_dim", std::to_string(a.head_dim));
@@ -61,11 +63,13 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
     a.head_dim = a.hidden_size / a.num_attention_heads;
     r.note_default("head_dim", fmt::format("hidden_size / num_attention_heads ({})", a.head_dim));
   }
-  a.intermediate_size = r.integer("intermediate_size");
-  a.vocab_size = d.vocab_size ? r.integer_or("vocab_size", *d.vocab_size) : r.integer("vocab_size");
-  a.max_position_embeddings = r.integer_or("max_position_embeddings", d.max_position_embeddings);
+  a.intermediate_size = r.integer("intermediate_size", limits::kIntermediateSize);
+  a.vocab_size = d.vocab_size ? r.integer_or("vocab_size", *d.vocab_size, limits::kVocabSize)
+                              : r.integer("vocab_size", limits::kVocabSize);
+  a.max_position_embeddings =
+      r.integer_or("max_position_embeddings", d.max_position_embeddings, limits::kMaxPositionEmbeddings);
   a.norm.kind = NormKind::kRmsNorm;
-  a.norm.eps = r.number_or("rms_norm_eps", d.rms_norm_eps);
+  a.norm.eps = r.number_or("rms_norm_eps", d.rms_norm_eps, limits::kNormEps);
   a.norm.placement = NormPlacement::kPre;
   a.norm.weight_offset = 0.0;
   a.mlp.activation = activation_from(r, d.hidden_act_key, r.string_or(d.hidden_act_key, d.hidden_act));

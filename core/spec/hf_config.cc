@@ -61,6 +61,79 @@ bool looks_like_hub_id(const std::string& s) {
   return std::regex_match(s, hub);
 }
 
+// "line:column" (1-based) of byte `offset` of `text`.
+std::string line_column(const std::string& text, size_t offset) {
+  int line = 1, column = 1;
+  const size_t end = std::min(offset, text.size());
+  for (size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("{}:{}", line, column);
+}
+
+// A SAX pass that only follows the key path ("rope_parameters.factor",
+// "layer_types[3]") and stops at the first error, recording where: nlohmann's
+// out_of_range exception for a number no double holds (1e400) carries neither.
+class JsonErrorLocator : public nlohmann::json_sax<Json> {
+ public:
+  size_t offset = 0;  // byte where the failing token starts
+  std::string token;  // the failing token's text
+  std::string field;  // the key path open at the error
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(size_t) override { return open(false); }
+  bool key(string_t& k) override {
+    levels_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(size_t position, const std::string& last_token, const nlohmann::detail::exception&) override {
+    token = last_token;
+    offset = position >= last_token.size() ? position - last_token.size() : 0;
+    for (const Level& l : levels_) {
+      if (l.array) {
+        field += fmt::format("[{}]", l.index);
+      } else if (!l.key.empty()) {
+        field += (field.empty() ? "" : ".") + l.key;
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Level {
+    bool array = false;
+    size_t index = 0;  // arrays: values completed so far
+    std::string key;   // objects: the key being read
+  };
+  bool value() {
+    if (!levels_.empty() && levels_.back().array) ++levels_.back().index;
+    return true;
+  }
+  bool open(bool array) {
+    levels_.push_back({array, 0, {}});
+    return true;
+  }
+  bool close() {
+    levels_.pop_back();
+    return value();
+  }
+  std::vector<Level> levels_;
+};
+
 // Throws the first problem architecture_validate finds, naming the spec field.
 void validate(const Architecture& a, const std::string& file) {
   Diagnostics diags;
@@ -195,19 +268,18 @@ HfImport hf_config_import_file(const std::string& file, const HfImportOptions& o
     config = Json::parse(text);
   } catch (const Json::parse_error& e) {
     // e.byte is 1-based: the byte where parsing stopped.
-    int line = 1, column = 1;
-    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    for (size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
     std::string what = e.what();
     if (const auto at = what.find("syntax error"); at != std::string::npos) what = what.substr(at);
-    throw Error(ErrorKind::kInvalidArgument, fmt::format("{}:{}:{}: not valid JSON: {}", file, line, column, what));
+    throw Error(ErrorKind::kInvalidArgument, fmt::format("{}:{}: not valid JSON: {}", file,
+                                                         line_column(text, e.byte > 0 ? e.byte - 1 : 0), what));
+  } catch (const Json::exception& e) {
+    // A number out of a double's range (nlohmann's out_of_range 406); find where.
+    JsonErrorLocator where;
+    Json::sax_parse(text, &where);
+    throw Error(ErrorKind::kInvalidArgument,
+                fmt::format("{}:{}: {}: found {}, expected a number a double can hold (magnitude below 1.8e308)", file,
+                            line_column(text, where.offset), where.field.empty() ? "(top level)" : where.field,
+                            where.token.empty() ? e.what() : where.token));
   }
   return hf_config_import(config, file, options);
 }

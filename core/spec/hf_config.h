@@ -15,7 +15,8 @@
 // per model type. Absent keys take the transformers config class's default, and each
 // such default is named in the spec's `source`. Errors are fk::Error
 // (kInvalidArgument) with the message "<file>: <field>: found <value>, expected <what>";
-// malformed JSON reports "<file>:<line>:<column>: ...".
+// malformed JSON, and a number no double can hold (1e400), report
+// "<file>:<line>:<column>: ...". Sizes must fit the spec's limits (core/spec/limits.h).
 #pragma once
 
 #include "core/spec/architecture.h"

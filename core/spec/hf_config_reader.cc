@@ -41,17 +41,19 @@ const Json* ConfigReader::get(const std::string& key) {
   return it == obj_.end() ? nullptr : &*it;
 }
 
-int64_t ConfigReader::to_integer(const std::string& key, const Json& v, int64_t min) const {
+int64_t ConfigReader::to_integer(const std::string& key, const Json& v, IntRange range) const {
   int64_t out = 0;
-  if (v.is_number_integer()) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    fail_value(key, v, range.describe());
+  } else if (v.is_number_integer()) {
     out = v.get<int64_t>();
   } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
              std::abs(v.get<double>()) < 9e15) {
     out = static_cast<int64_t>(v.get<double>());
   } else {
-    fail_value(key, v, min >= 0 ? fmt::format("an integer >= {}", min) : "an integer");
+    fail_value(key, v, range.min >= 0 ? range.describe() : "an integer");
   }
-  if (out < min) fail_value(key, v, fmt::format("an integer >= {}", min));
+  if (!range.contains(out)) fail_value(key, v, range.describe());
   return out;
 }
 
@@ -60,26 +62,26 @@ double ConfigReader::to_number(const std::string& key, const Json& v) const {
   return v.get<double>();
 }
 
-int64_t ConfigReader::integer(const std::string& key, int64_t min) {
+int64_t ConfigReader::integer(const std::string& key, IntRange range) {
   const Json* v = get(key);
-  if (v == nullptr) fail(key, fmt::format("missing, expected an integer >= {} (required)", min));
-  if (v->is_null()) fail_value(key, *v, fmt::format("an integer >= {} (required)", min));
-  return to_integer(key, *v, min);
+  if (v == nullptr) fail(key, fmt::format("missing, expected {} (required)", range.describe()));
+  if (v->is_null()) fail_value(key, *v, fmt::format("{} (required)", range.describe()));
+  return to_integer(key, *v, range);
 }
 
-int64_t ConfigReader::integer_or(const std::string& key, int64_t def, int64_t min) {
+int64_t ConfigReader::integer_or(const std::string& key, int64_t def, IntRange range) {
   const Json* v = get(key);
   if (v == nullptr) {
     note_default(key, std::to_string(def));
     return def;
   }
-  return to_integer(key, *v, min);
+  return to_integer(key, *v, range);
 }
 
-std::optional<int64_t> ConfigReader::optional_integer(const std::string& key, int64_t min) {
+std::optional<int64_t> ConfigReader::optional_integer(const std::string& key, IntRange range) {
   const Json* v = get(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
-  return to_integer(key, *v, min);
+  return to_integer(key, *v, range);
 }
 
 double ConfigReader::number(const std::string& key) {
@@ -95,6 +97,15 @@ double ConfigReader::number_or(const std::string& key, double def) {
     return def;
   }
   return to_number(key, *v);
+}
+
+double ConfigReader::number_or(const std::string& key, double def, RealRange range) {
+  const double x = number_or(key, def);
+  if (!range.contains(x)) {
+    const Json* v = get(key);
+    fail_value(key, v != nullptr ? *v : Json(def), range.describe());
+  }
+  return x;
 }
 
 std::optional<double> ConfigReader::optional_number_or(const std::string& key, std::optional<double> def) {

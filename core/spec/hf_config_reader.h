@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/error.h"
+#include "core/spec/limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,13 +44,24 @@ class ConfigReader {
   bool has_value(const std::string& key) const { return has(key) && !obj_.at(key).is_null(); }
 
   // Required: absent or null is an error.
-  int64_t integer(const std::string& key, int64_t min = 1);
+  int64_t integer(const std::string& key, int64_t min = 1) { return integer(key, IntRange{min}); }
   // With the class default when absent (recorded).
-  int64_t integer_or(const std::string& key, int64_t def, int64_t min = 1);
+  int64_t integer_or(const std::string& key, int64_t def, int64_t min = 1) {
+    return integer_or(key, def, IntRange{min});
+  }
   // Absent or null -> nullopt.
-  std::optional<int64_t> optional_integer(const std::string& key, int64_t min = 1);
+  std::optional<int64_t> optional_integer(const std::string& key, int64_t min = 1) {
+    return optional_integer(key, IntRange{min});
+  }
   double number(const std::string& key);
   double number_or(const std::string& key, double def);
+  // The same within a range: the spec's limit of the field the key fills
+  // (core/spec/limits.h), so that a value the spec cannot hold is an error on the
+  // config's key, and a layer count is bounded before anything loops over layers.
+  int64_t integer(const std::string& key, IntRange range);
+  int64_t integer_or(const std::string& key, int64_t def, IntRange range);
+  std::optional<int64_t> optional_integer(const std::string& key, IntRange range);
+  double number_or(const std::string& key, double def, RealRange range);
   // Absent -> def (recorded); null -> nullopt.
   std::optional<double> optional_number_or(const std::string& key, std::optional<double> def);
   bool boolean_or(const std::string& key, bool def);
@@ -72,7 +84,7 @@ class ConfigReader {
   [[noreturn]] void fail_value(const std::string& key, const Json& found, const std::string& expected) const;
 
  private:
-  int64_t to_integer(const std::string& key, const Json& v, int64_t min) const;
+  int64_t to_integer(const std::string& key, const Json& v, IntRange range) const;
   double to_number(const std::string& key, const Json& v) const;
 
   const Json& obj_;

@@ -34,15 +34,15 @@ void classic_common(ConfigReader& r, Architecture& a) {
 }  // namespace
 
 void fill_bert(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer("hidden_size");
-  a.num_hidden_layers = r.integer("num_hidden_layers");
-  a.num_attention_heads = r.integer("num_attention_heads");
+  a.hidden_size = r.integer("hidden_size", limits::kHiddenSize);
+  a.num_hidden_layers = r.integer("num_hidden_layers", limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer("num_attention_heads", limits::kHeads);
   mha_head_dim(r, a, "hidden_size", "num_attention_heads");
-  a.intermediate_size = r.integer("intermediate_size");
-  a.vocab_size = r.integer("vocab_size");
-  a.max_position_embeddings = r.integer_or("max_position_embeddings", 512);
-  a.embedding.type_vocab_size = r.integer_or("type_vocab_size", 2, 0);
-  a.norm.eps = r.number_or("layer_norm_eps", 1e-12);
+  a.intermediate_size = r.integer("intermediate_size", limits::kIntermediateSize);
+  a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 512, limits::kMaxPositionEmbeddings);
+  a.embedding.type_vocab_size = r.integer_or("type_vocab_size", 2, limits::kTypeVocabSize);
+  a.norm.eps = r.number_or("layer_norm_eps", 1e-12, limits::kNormEps);
   a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "gelu"));
   const std::string pos = r.string_or("position_embedding_type", "absolute");
   if (pos != "absolute")
@@ -63,20 +63,20 @@ void fill_bert(ConfigReader& r, Architecture& a) {
 }
 
 void fill_gpt2(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer("n_embd");
-  a.num_hidden_layers = r.integer("n_layer");
-  a.num_attention_heads = r.integer("n_head");
+  a.hidden_size = r.integer("n_embd", limits::kHiddenSize);
+  a.num_hidden_layers = r.integer("n_layer", limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer("n_head", limits::kHeads);
   mha_head_dim(r, a, "n_embd", "n_head");
-  a.vocab_size = r.integer("vocab_size");
-  a.max_position_embeddings = r.integer_or("n_positions", 1024);
-  if (const auto inner = r.optional_integer("n_inner")) {
+  a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("n_positions", 1024, limits::kMaxPositionEmbeddings);
+  if (const auto inner = r.optional_integer("n_inner", limits::kIntermediateSize)) {
     a.intermediate_size = *inner;
   } else {
     a.intermediate_size = 4 * a.hidden_size;  // GPT2MLP: n_inner or 4 * n_embd
     r.note_default("n_inner", fmt::format("4 x n_embd ({})", a.intermediate_size));
   }
   a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
-  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5);
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
   if (!r.boolean_or("scale_attn_weights", true))
     r.fail("scale_attn_weights", "found false, expected true (attention scores are always scaled by 1/sqrt(head_dim))");

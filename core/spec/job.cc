@@ -66,10 +66,10 @@ Job job_from_json(const Json& j, const std::string& path) {
   const JsonIn seed = in.at("seed");
   if (!seed.json().is_number_unsigned() && !seed.json().is_number_integer()) seed.fail("expected an integer");
   job.seed = seed.json().get<uint64_t>();
-  job.repetition = in.at("repetition").i64(0);
+  job.repetition = in.at("repetition").i64(0, limits::kRepetitions.max - 1);  // 0-based
   job.kernel_stage = kernel_stage_from_json(in.at("kernel_stage").json(), path + "/kernel_stage");
   job.model_stage = model_stage_from_json(in.at("model_stage").json(), path + "/model_stage");
-  job.time_limit_s = in.at("time_limit_s").f64();
+  job.time_limit_s = in.at("time_limit_s").f64(limits::kDuration);
   const JsonIn mem = in.at("memory");
   job.memory.parameters = mem.at("parameters").i64(0);
   job.memory.weights_bytes = mem.at("weights_bytes").i64(0);
@@ -120,7 +120,7 @@ JobFile job_file_read(const std::string& path) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // syntax, or a number no double holds (1e400)
     fail(ErrorKind::kInvalidArgument, "{}: not valid JSON: {}", path, e.what());
   }
   return job_file_from_json(j, path);

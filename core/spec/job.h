@@ -51,7 +51,9 @@ struct JobFile {
 };
 
 Json job_file_to_json(const JobFile& f);
-// Throws fk::Error naming the file and the JSON path of the first problem.
+// Throws fk::Error naming the file and the JSON path of the first problem. Every
+// value meets the spec loader's validation and limits (json_io.h, limits.h): a job
+// file holds nothing a spec file could not.
 JobFile job_file_from_json(const Json& j, const std::string& file);
 JobFile job_file_read(const std::string& path);
 // Writes atomically (temporary file, then rename).

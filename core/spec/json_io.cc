@@ -28,6 +28,23 @@ std::optional<int64_t> opt_i64(const JsonIn& in, const char* key) {
   return in.at(key).i64();
 }
 
+// Runs a validator of resolved values (a function of a ParseContext) and throws its
+// first problem at the JSON path of the field: "norm.eps" under `path` is
+// "<path>/norm/eps", "moe.dense_layers[2]" is "<path>/moe/dense_layers/2".
+template <typename Validate>
+void validate_at(const std::string& path, Validate&& validate) {
+  Diagnostics diags;
+  SourceMap where;
+  const ParseContext ctx{"", &diags, &where, ""};
+  validate(ctx);
+  if (diags.ok()) return;
+  const Diagnostic& d = diags.items().front();
+  std::string pointer = path + "/";
+  for (char c : d.field)
+    if (c != ']') pointer += c == '.' || c == '[' ? '/' : c;
+  throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", pointer, d.message));
+}
+
 DType dtype_from(const JsonIn& in) {
   auto d = dtype_parse(in.str());
   if (!d) in.fail(fmt::format("unknown dtype '{}'", in.str()));
@@ -59,13 +76,20 @@ size_t JsonIn::size() const {
 int64_t JsonIn::i64(int64_t min, int64_t max) const {
   if (!j_.is_number_integer()) fail(fmt::format("expected an integer, found {}", j_.dump()));
   const int64_t v = j_.get<int64_t>();
-  if (v < min || v > max) fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
+  if (const IntRange range{min, max}; !range.contains(v))
+    fail(fmt::format("{} is out of range, expected {}", v, range.describe()));
   return v;
 }
 
 double JsonIn::f64() const {
   if (!j_.is_number()) fail(fmt::format("expected a number, found {}", j_.dump()));
   return j_.get<double>();
+}
+
+double JsonIn::f64(RealRange range) const {
+  const double v = f64();
+  if (!range.contains(v)) fail(fmt::format("{} is out of range, expected {}", v, range.describe()));
+  return v;
 }
 
 bool JsonIn::boolean() const {
@@ -165,15 +189,15 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.source = in.at("source").str();
   a.preset = in.at("preset").str();
   a.dtype = dtype_from(in.at("dtype"));
-  constexpr int64_t big = int64_t{1} << 40;
-  a.hidden_size = in.at("hidden_size").i64(1, big);
-  a.num_hidden_layers = in.at("num_hidden_layers").i64(1, big);
-  a.num_attention_heads = in.at("num_attention_heads").i64(1, big);
-  a.num_key_value_heads = in.at("num_key_value_heads").i64(1, big);
-  a.head_dim = in.at("head_dim").i64(1, big);
-  a.intermediate_size = in.at("intermediate_size").i64(1, big);
-  a.vocab_size = in.at("vocab_size").i64(1, big);
-  a.max_position_embeddings = in.at("max_position_embeddings").i64(1, big);
+  // Types here; ranges and relations in architecture_validate below.
+  a.hidden_size = in.at("hidden_size").i64();
+  a.num_hidden_layers = in.at("num_hidden_layers").i64();
+  a.num_attention_heads = in.at("num_attention_heads").i64();
+  a.num_key_value_heads = in.at("num_key_value_heads").i64();
+  a.head_dim = in.at("head_dim").i64();
+  a.intermediate_size = in.at("intermediate_size").i64();
+  a.vocab_size = in.at("vocab_size").i64();
+  a.max_position_embeddings = in.at("max_position_embeddings").i64();
   const JsonIn at = in.at("attention");
   a.attention.causal = at.at("causal").boolean();
   a.attention.qkv_bias = at.at("qkv_bias").boolean();
@@ -212,18 +236,18 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.position.rope_scaling.factor = rs.at("factor").f64();
   a.position.rope_scaling.low_freq_factor = rs.at("low_freq_factor").f64();
   a.position.rope_scaling.high_freq_factor = rs.at("high_freq_factor").f64();
-  a.position.rope_scaling.original_max_position_embeddings = rs.at("original_max_position_embeddings").i64(0);
+  a.position.rope_scaling.original_max_position_embeddings = rs.at("original_max_position_embeddings").i64();
   const JsonIn e = in.at("embedding");
   a.embedding.tied = e.at("tied").boolean();
   a.embedding.scale_by_sqrt_hidden = e.at("scale_by_sqrt_hidden").boolean();
-  a.embedding.type_vocab_size = e.at("type_vocab_size").i64(0);
+  a.embedding.type_vocab_size = e.at("type_vocab_size").i64();
   a.embedding.norm = e.at("norm").boolean();
   const JsonIn h = in.at("head");
   a.head.kind = enum_from(h.at("kind"), {HeadKind::kLm, HeadKind::kNone}, head_kind_name);
   a.head.final_norm = h.at("final_norm").boolean();
   a.head.logit_softcap = opt_f64(h, "logit_softcap");
   const JsonIn mo = in.at("moe");
-  a.moe.num_experts = mo.at("num_experts").i64(0);
+  a.moe.num_experts = mo.at("num_experts").i64(0);  // 0: a dense model
   a.moe.experts_per_token = mo.at("experts_per_token").i64(0);
   a.moe.moe_intermediate_size = mo.at("moe_intermediate_size").i64(0);
   a.moe.renormalize = mo.at("renormalize").boolean();
@@ -235,6 +259,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
     for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));
   }
   if (in.has("checkpoint")) a.checkpoint = in.at("checkpoint").str();
+  validate_at(path, [&](const ParseContext& ctx) { architecture_validate(a, ctx); });
   return a;
 }
 
@@ -254,10 +279,11 @@ Workload workload_from_json(const Json& j, const std::string& path) {
   w.name = in.at("name").str();
   w.preset = in.at("preset").str();
   w.phase = enum_from(in.at("phase"), {Phase::kPrefill, Phase::kDecode}, phase_name);
-  w.batch = in.at("batch").i64(1);
-  w.seq_len = in.at("seq_len").i64(1);
-  w.decode_steps = in.at("decode_steps").i64(0);
+  w.batch = in.at("batch").i64();
+  w.seq_len = in.at("seq_len").i64();
+  w.decode_steps = in.at("decode_steps").i64();
   if (!in.at("dtype").is_null()) w.dtype = dtype_from(in.at("dtype"));
+  validate_at(path, [&](const ParseContext& ctx) { workload_validate(w, ctx); });
   return w;
 }
 
@@ -265,7 +291,9 @@ Json to_json(const Layout& l) { return Json{{"tp", l.tp}, {"pp", l.pp}, {"dp", l
 
 Layout layout_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
-  return Layout{in.at("tp").i64(1, 1 << 20), in.at("pp").i64(1, 1 << 20), in.at("dp").i64(1, 1 << 20)};
+  const Layout l{in.at("tp").i64(), in.at("pp").i64(), in.at("dp").i64()};
+  validate_at(path, [&](const ParseContext& ctx) { layout_validate(l, ctx, ""); });
+  return l;
 }
 
 Json to_json(const CandidateSet& c) { return Json{{"name", c.name}, {"ops", c.ops}}; }
@@ -291,15 +319,16 @@ Json to_json(const KernelStageSpec& k) {
 
 KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
-  return KernelStageSpec{in.at("enabled").boolean(), in.at("warmup").i64(0), in.at("iterations").i64(1),
-                         in.at("rounds").i64(1), in.at("instance_time_limit_s").f64()};
+  return KernelStageSpec{in.at("enabled").boolean(), in.at("warmup").i64(limits::kWarmup),
+                         in.at("iterations").i64(limits::kKernelIterations), in.at("rounds").i64(limits::kRounds),
+                         in.at("instance_time_limit_s").f64(limits::kDuration)};
 }
 
 Json to_json(const ModelStageSpec& m) { return Json{{"enabled", m.enabled}, {"iterations", m.iterations}}; }
 
 ModelStageSpec model_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
-  return ModelStageSpec{in.at("enabled").boolean(), in.at("iterations").i64(1)};
+  return ModelStageSpec{in.at("enabled").boolean(), in.at("iterations").i64(limits::kModelIterations)};
 }
 
 }  // namespace fk::spec

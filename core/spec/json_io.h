@@ -1,10 +1,14 @@
 // JSON forms of the spec values, used in job files (fk plan --emit) and HDF5
 // attributes. Writing is canonical (sorted keys, all fields), so the text of a value
-// is stable and can be hashed into ids. Reading checks every field and throws
-// fk::Error naming the JSON path ("/jobs/3/architecture/hidden_size: ...").
+// is stable and can be hashed into ids. Reading checks every field's type, then runs
+// the spec loader's own validation of the value (architecture_validate,
+// workload_validate, layout_validate and the limits of core/spec/limits.h), so a JSON
+// value meets exactly the rules of a spec file; it throws fk::Error naming the JSON
+// path ("/jobs/3/architecture/hidden_size: ...").
 #pragma once
 
 #include "core/spec/campaign.h"
+#include "core/spec/limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +42,9 @@ class JsonIn {
   JsonIn at(size_t index) const;
   size_t size() const;               // of an array
   int64_t i64(int64_t min = INT64_MIN, int64_t max = INT64_MAX) const;
+  int64_t i64(IntRange range) const { return i64(range.min, range.max); }
   double f64() const;
+  double f64(RealRange range) const;
   bool boolean() const;
   std::string str() const;
   bool is_null() const { return j_.is_null(); }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 
 namespace fk::spec {
@@ -14,17 +15,11 @@ const std::vector<std::pair<std::string, DType>> kDtypes = {
 
 void read_workload_fields(MapReader& r, Workload& w) {
   r.choice("phase", w.phase, Need::kRequired, kPhases);
-  r.integer("batch", w.batch, Need::kRequired, 1, 1 << 20);
-  r.integer("seq_len", w.seq_len, Need::kRequired, 1, int64_t{1} << 24);
-  r.integer("decode_steps", w.decode_steps, Need::kOptional, 0, 1 << 16);
+  r.integer("batch", w.batch, Need::kRequired, limits::kBatch);
+  r.integer("seq_len", w.seq_len, Need::kRequired, limits::kSeqLen);
+  r.integer("decode_steps", w.decode_steps, Need::kOptional, limits::kDecodeSteps);
   DType d = DType::kBF16;
   if (r.choice("dtype", d, Need::kOptional, kDtypes)) w.dtype = d;
-}
-
-void validate_workload(const Workload& w, const ParseContext& ctx) {
-  if (w.phase == Phase::kDecode && w.decode_steps < 1)
-    ctx.error(ctx.where->at("decode_steps"), "decode_steps",
-              "a decode workload needs decode_steps >= 1 (the steps the kernel stage measures)");
 }
 
 std::optional<WorkloadDoc> parse_body(MapReader& r, const ParseContext& ctx, YAML::Node root, bool need_kind) {
@@ -41,7 +36,7 @@ std::optional<WorkloadDoc> parse_body(MapReader& r, const ParseContext& ctx, YAM
   read_workload_fields(r, doc.full);
   YAML::Node presets = r.child("presets");
   r.finish();
-  if (ctx.diags->items().size() == before) validate_workload(doc.full, ctx);
+  if (ctx.diags->items().size() == before) workload_validate(doc.full, ctx);
   if (presets.IsDefined()) {
     MapReader pr(ctx, presets, r.path("presets"));
     if (pr.valid()) {
@@ -59,7 +54,7 @@ std::optional<WorkloadDoc> parse_body(MapReader& r, const ParseContext& ctx, YAM
         read_workload_fields(o, p);
         o.finish();
         if (ctx.diags->items().size() != b) continue;
-        validate_workload(p, pctx);
+        workload_validate(p, pctx);
         doc.presets.emplace(pname, std::move(p));
         doc.preset_where.emplace(pname, std::move(pw));
       }
@@ -74,6 +69,27 @@ std::optional<WorkloadDoc> parse_body(MapReader& r, const ParseContext& ctx, YAM
 }  // namespace
 
 std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+void workload_validate(const Workload& w, const ParseContext& ctx) {
+  bool ok = ctx.check_range("batch", w.batch, limits::kBatch);
+  ok &= ctx.check_range("seq_len", w.seq_len, limits::kSeqLen);
+  ok &= ctx.check_range("decode_steps", w.decode_steps, limits::kDecodeSteps);
+  if (w.dtype && std::none_of(kDtypes.begin(), kDtypes.end(), [&](const auto& d) { return d.second == *w.dtype; })) {
+    ctx.error(ctx.where->at("dtype"), "dtype", fmt::format("'{}' is not one of [fp32, fp16, bf16]", dtype_name(*w.dtype)));
+    ok = false;
+  }
+  if (ok && w.phase == Phase::kDecode && w.decode_steps < 1)
+    ctx.error(ctx.where->at("decode_steps"), "decode_steps",
+              "a decode workload needs decode_steps >= 1 (the steps the kernel stage measures)");
+}
+
+bool layout_validate(const Layout& l, const ParseContext& ctx, const std::string& path) {
+  const std::string prefix = path.empty() ? "" : path + ".";
+  bool ok = ctx.check_range(prefix + "tp", l.tp, limits::kParallel);
+  ok &= ctx.check_range(prefix + "pp", l.pp, limits::kParallel);
+  ok &= ctx.check_range(prefix + "dp", l.dp, limits::kParallel);
+  return ok;
+}
 
 std::optional<WorkloadDoc> workload_parse(const YAML::Node& root, const std::string& file, Diagnostics& diags) {
   SourceMap where(file);
@@ -119,10 +135,16 @@ std::optional<Layout> layout_parse(const std::string& text) {
 std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ctx, const std::string& path) {
   if (node.IsScalar()) {
     auto l = layout_parse(node.Scalar());
-    if (!l)
+    if (!l) {
       ctx.error(node, path,
                 fmt::format("'{}' is not a layout; write e.g. tp2, tp2pp2 or tp1pp2dp2 (or a map {{tp: 2, pp: 2}})",
                             node.Scalar()));
+      return l;
+    }
+    SourceMap at(ctx.file);
+    at.set(path, ctx.pos_of(node));
+    const ParseContext located{ctx.file, ctx.diags, &at, ctx.display_prefix};
+    if (!layout_validate(*l, located, path)) return std::nullopt;
     return l;
   }
   SourceMap where(ctx.file);
@@ -131,9 +153,9 @@ std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ct
   if (!r.valid()) return std::nullopt;
   Layout l;
   const size_t before = ctx.diags->items().size();
-  r.integer("tp", l.tp, Need::kOptional, 1, 1 << 16);
-  r.integer("pp", l.pp, Need::kOptional, 1, 1 << 16);
-  r.integer("dp", l.dp, Need::kOptional, 1, 1 << 16);
+  r.integer("tp", l.tp, Need::kOptional, limits::kParallel);
+  r.integer("pp", l.pp, Need::kOptional, limits::kParallel);
+  r.integer("dp", l.dp, Need::kOptional, limits::kParallel);
   r.finish();
   if (ctx.diags->items().size() != before) return std::nullopt;
   return l;

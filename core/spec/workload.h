@@ -39,6 +39,9 @@ std::optional<WorkloadDoc> workload_parse(const YAML::Node& root, const std::str
 // Parses a workload written inline (a map inside a campaign), at `path`.
 std::optional<WorkloadDoc> workload_parse_inline(const YAML::Node& node, const ParseContext& ctx,
                                                  const std::string& path);
+// Semantic checks of one resolved workload, its limits (core/spec/limits.h) included;
+// `ctx.where` holds field positions. Used by the loader and the job-file reader.
+void workload_validate(const Workload& w, const ParseContext& ctx);
 
 struct Layout {
   int64_t tp = 1;
@@ -54,6 +57,9 @@ struct Layout {
 std::optional<Layout> layout_parse(const std::string& text);
 // Reads a layout written as a string ("tp2pp2") or a map ({tp: 2, pp: 2}).
 std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ctx, const std::string& path);
+// Checks tp, pp and dp against their limit (core/spec/limits.h); `path` prefixes the
+// fields. Returns whether all three are inside.
+bool layout_validate(const Layout& l, const ParseContext& ctx, const std::string& path);
 
 // Why `layout` cannot run `arch` x `workload`; empty when it fits. Each entry is one
 // sentence naming the numbers involved.

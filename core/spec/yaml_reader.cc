@@ -34,6 +34,18 @@ void ParseContext::error(SourcePos pos, const std::string& field, std::string me
   diags->error(std::move(pos), display(field), std::move(message));
 }
 
+bool ParseContext::check_range(const std::string& field, int64_t value, IntRange range) const {
+  if (range.contains(value)) return true;
+  error(where->at(field), field, fmt::format("{} is out of range, expected {}", value, range.describe()));
+  return false;
+}
+
+bool ParseContext::check_range(const std::string& field, double value, RealRange range) const {
+  if (range.contains(value)) return true;
+  error(where->at(field), field, fmt::format("{} is out of range, expected {}", value, range.describe()));
+  return false;
+}
+
 bool yaml_is_quoted(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "!"; }
 
 std::string yaml_describe(const YAML::Node& node) {
@@ -150,10 +162,8 @@ bool MapReader::integer(const std::string& key, int64_t& out, Need need, int64_t
     ctx_.error(key_pos(key), path(key), fmt::format("found {}, expected an integer", yaml_describe(v)));
     return false;
   }
-  if (*parsed < min || *parsed > max) {
-    std::string range = max == std::numeric_limits<int64_t>::max() ? fmt::format(">= {}", min)
-                                                                    : fmt::format("in [{}, {}]", min, max);
-    ctx_.error(key_pos(key), path(key), fmt::format("{} is out of range, expected an integer {}", *parsed, range));
+  if (const IntRange range{min, max}; !range.contains(*parsed)) {
+    ctx_.error(key_pos(key), path(key), fmt::format("{} is out of range, expected {}", *parsed, range.describe()));
     return false;
   }
   out = *parsed;
@@ -182,11 +192,8 @@ bool MapReader::number(const std::string& key, double& out, Need need, double mi
     ctx_.error(key_pos(key), path(key), fmt::format("found {}, expected a number", yaml_describe(v)));
     return false;
   }
-  const bool below = min_exclusive ? *parsed <= min : *parsed < min;
-  if (below || *parsed > max) {
-    std::string range = std::isinf(max) ? fmt::format("{} {}", min_exclusive ? ">" : ">=", min)
-                                        : fmt::format("in {}{}, {}]", min_exclusive ? "(" : "[", min, max);
-    ctx_.error(key_pos(key), path(key), fmt::format("{} is out of range, expected a number {}", v.Scalar(), range));
+  if (const RealRange range{min, max, min_exclusive}; !range.contains(*parsed)) {
+    ctx_.error(key_pos(key), path(key), fmt::format("{} is out of range, expected {}", v.Scalar(), range.describe()));
     return false;
   }
   out = *parsed;
@@ -280,9 +287,9 @@ bool MapReader::integer_list(const std::string& key, std::vector<int64_t>& out, 
       ctx_.error(item, fmt::format("{}[{}]", path(key), i),
                  fmt::format("found {}, expected an integer", yaml_describe(item)));
       ok = false;
-    } else if (*parsed < min || *parsed > max) {
+    } else if (const IntRange range{min, max}; !range.contains(*parsed)) {
       ctx_.error(item, fmt::format("{}[{}]", path(key), i),
-                 fmt::format("{} is out of range, expected an integer in [{}, {}]", *parsed, min, max));
+                 fmt::format("{} is out of range, expected {}", *parsed, range.describe()));
       ok = false;
     } else {
       items.push_back(*parsed);

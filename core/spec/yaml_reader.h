@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/spec/diagnostics.h"
+#include "core/spec/limits.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -34,6 +35,10 @@ struct ParseContext {
   SourcePos pos_of(const YAML::Node& node) const;
   void error(const YAML::Node& at, const std::string& field, std::string message) const;
   void error(SourcePos pos, const std::string& field, std::string message) const;
+  // Checks a resolved value against its range (core/spec/limits.h) and reports it as
+  // MapReader does, at the field's position in `where`; returns whether it is inside.
+  bool check_range(const std::string& field, int64_t value, IntRange range) const;
+  bool check_range(const std::string& field, double value, RealRange range) const;
 };
 
 enum class Need { kOptional, kRequired };
@@ -74,12 +79,28 @@ class MapReader {
               bool min_exclusive = false);
   bool optional_number(const std::string& key, std::optional<double>& out, Need need, double min,
                        double max, bool min_exclusive = false);
+  // The same, with a range from core/spec/limits.h.
+  bool integer(const std::string& key, int64_t& out, Need need, IntRange range) {
+    return integer(key, out, need, range.min, range.max);
+  }
+  bool optional_integer(const std::string& key, std::optional<int64_t>& out, Need need, IntRange range) {
+    return optional_integer(key, out, need, range.min, range.max);
+  }
+  bool number(const std::string& key, double& out, Need need, RealRange range) {
+    return number(key, out, need, range.min, range.max, range.min_exclusive);
+  }
+  bool optional_number(const std::string& key, std::optional<double>& out, Need need, RealRange range) {
+    return optional_number(key, out, need, range.min, range.max, range.min_exclusive);
+  }
   bool boolean(const std::string& key, bool& out, Need need);
   bool string(const std::string& key, std::string& out, Need need);
   // A list of strings (a scalar is not accepted).
   bool string_list(const std::string& key, std::vector<std::string>& out, Need need);
   // A list of integers, each in [min, max] (a scalar is not accepted; [] is).
   bool integer_list(const std::string& key, std::vector<int64_t>& out, Need need, int64_t min, int64_t max);
+  bool integer_list(const std::string& key, std::vector<int64_t>& out, Need need, IntRange range) {
+    return integer_list(key, out, need, range.min, range.max);
+  }
 
   // One of `options` (name -> value).
   template <typename E>

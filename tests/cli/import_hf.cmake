@@ -9,16 +9,20 @@ include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 set(HF ${SRC}/tests/fixtures/hf)
 # Every 5.17 fixture: written, then valid for fk validate; the checkpoint is relative.
+# Each fixture is copied under WORK first: fk writes a relative path only when the
+# spec and the checkpoint share a folder below the root, which the source tree and a
+# build folder elsewhere (/tmp/build) need not.
 file(GLOB configs ${HF}/*/config.json)
 foreach(cfg ${configs})
   get_filename_component(dir ${cfg} DIRECTORY)
   get_filename_component(mt ${dir} NAME)
-  expect_run(0 "wrote ${WORK}/specs/${mt}.yaml" ${FK} import-hf ${cfg} -o ${WORK}/specs/${mt}.yaml)
+  file(COPY ${dir}/config.json ${dir}/model.safetensors DESTINATION ${WORK}/hf/${mt})
+  expect_run(0 "wrote ${WORK}/specs/${mt}.yaml" ${FK} import-hf ${WORK}/hf/${mt}/config.json -o ${WORK}/specs/${mt}.yaml)
   expect_run(0 "ok: architecture ${mt} (1 presets: full)" ${FK} validate ${WORK}/specs/${mt}.yaml)
   file(READ ${WORK}/specs/${mt}.yaml text)
-  string(REGEX MATCH "checkpoint: \\.\\./[^\n]*/tests/fixtures/hf/${mt}/model\\.safetensors" found "${text}")
-  if(NOT found)
-    message(FATAL_ERROR "${mt}: no relative checkpoint in\n${text}")
+  string(FIND "${text}" "checkpoint: ../hf/${mt}/model.safetensors\n" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "${mt}: no relative checkpoint ../hf/${mt}/model.safetensors in\n${text}")
   endif()
 endforeach()
 # 4.x: gemma-3's text_config, to stdout.
@@ -49,6 +53,20 @@ file(WRITE ${WORK}/nohidden/config.json "${nohidden}")
 expect_run(2 "${WORK}/nohidden/config.json: hidden_size: missing" ${FK} import-hf ${WORK}/nohidden/config.json)
 file(WRITE ${WORK}/broken/config.json "{\n  \"model_type\": \"llama\"\n  \"hidden_size\": 32\n}\n")
 expect_run(2 "fk import-hf: ${WORK}/broken/config.json:3:" ${FK} import-hf ${WORK}/broken/config.json)
+# Values the spec cannot hold: exit 2 naming the file and the key, not 1 ("unexpected
+# error" or "internal error").
+string(REPLACE "\"rms_norm_eps\": 1e-05" "\"rms_norm_eps\": 1e400" huge "${llama}")
+file(WRITE ${WORK}/huge/config.json "${huge}")
+expect_run(2 "fk import-hf: ${WORK}/huge/config.json:23:19: rms_norm_eps: found 1e400"
+           ${FK} import-hf ${WORK}/huge/config.json)
+string(REPLACE "\"num_hidden_layers\": 2" "\"num_hidden_layers\": 1e12" layers "${llama}")
+file(WRITE ${WORK}/layers/config.json "${layers}")
+expect_run(2 "${WORK}/layers/config.json: num_hidden_layers: found 1000000000000.0, expected an integer in [1, 100000]"
+           ${FK} import-hf ${WORK}/layers/config.json)
+string(REPLACE "\"rms_norm_eps\": 1e-05" "\"rms_norm_eps\": 0" eps "${llama}")
+file(WRITE ${WORK}/eps/config.json "${eps}")
+expect_run(2 "${WORK}/eps/config.json: rms_norm_eps: found 0, expected a number in (0, 0.1]"
+           ${FK} import-hf ${WORK}/eps/config.json)
 expect_run(2 "cannot open" ${FK} import-hf ${WORK}/nothing/config.json)
 expect_run(2 "--checkpoint: found" ${FK} import-hf ${HF}/llama/config.json --checkpoint ${WORK}/nothing.safetensors)
 expect_run(2 "--dtype: found 'int8'" ${FK} import-hf ${HF}/llama/config.json --dtype int8)

@@ -123,6 +123,85 @@ TEST_F(Safetensors, MislabelledEntriesAreErrorsNamingTheTensor) {
   EXPECT_NE(error_of("missing.safetensors").find("cannot open"), std::string::npos);
 }
 
+// Sizes that overflow 64 bits used to wrap to a small count that matched the offsets
+// (fk-runner then read past the map). Each must be an error naming the tensor.
+TEST_F(Safetensors, SizesThatOverflowAreErrorsNamingTheTensor) {
+  // 2^62 x 4 elements wrap to 0, matching data_offsets [0, 0] and an empty data section.
+  write_raw("numel.safetensors", R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0);
+  std::string e = error_of("numel.safetensors");
+  EXPECT_NE(e.find("tensor 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("more bytes than fit in 64 bits"), std::string::npos) << e;
+  // 2^61 F64 elements fit in int64_t, their 2^64 bytes do not.
+  write_raw("bytes.safetensors", R"({"w":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}})", 0);
+  e = error_of("bytes.safetensors");
+  EXPECT_NE(e.find("tensor 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("fit in 64 bits"), std::string::npos) << e;
+  // A dimension of 2^63 reads as a negative int64_t.
+  write_raw("dim.safetensors", R"({"w":{"dtype":"U8","shape":[9223372036854775808],"data_offsets":[0,0]}})", 0);
+  e = error_of("dim.safetensors");
+  EXPECT_NE(e.find("tensor 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("dimension 9223372036854775808 does not fit"), std::string::npos) << e;
+  // Reversed offsets.
+  write_raw("order.safetensors", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 8);
+  e = error_of("order.safetensors");
+  EXPECT_NE(e.find("tensor 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("end before they begin"), std::string::npos) << e;
+  // An entry whose shape overflows cannot report a wrapped count either.
+  SafetensorsEntry big{"big", DType::kF32, {int64_t{1} << 62, 4}, 0, 0};
+  EXPECT_THROW((void)big.numel(), Error);
+}
+
+TEST_F(Safetensors, OverlappingTensorsAreAnErrorNamingBoth) {
+  write_raw("overlap.safetensors",
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]},)"
+            R"("c":{"dtype":"F32","shape":[3],"data_offsets":[4,16]}})",
+            20);
+  const std::string e = error_of("overlap.safetensors");
+  EXPECT_NE(e.find("'a'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'c'"), std::string::npos) << e;
+  EXPECT_NE(e.find("overlap"), std::string::npos) << e;
+  // Adjacent ranges and empty tensors anywhere are fine.
+  write_raw("adjacent.safetensors",
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
+            R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+            12);
+  EXPECT_EQ(error_of("adjacent.safetensors"), "");
+}
+
+TEST_F(Safetensors, DuplicateKeysAreAnErrorNamingTheKey) {
+  write_raw("twice.safetensors",
+            R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+            R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+            8);
+  std::string e = error_of("twice.safetensors");
+  EXPECT_NE(e.find("key 'w' appears twice"), std::string::npos) << e;
+  write_raw("field.safetensors", R"({"w":{"dtype":"F32","dtype":"U8","shape":[4],"data_offsets":[0,4]}})", 16);
+  e = error_of("field.safetensors");
+  EXPECT_NE(e.find("key 'dtype' appears twice in 'w'"), std::string::npos) << e;
+  // The same in a sharded checkpoint's index.
+  fs::create_directories(dir_ / "sharded");
+  {
+    std::ofstream idx(path("sharded/model.safetensors.index.json"));
+    idx << R"({"weight_map":{"a":"one.safetensors","a":"two.safetensors"}})";
+  }
+  try {
+    Checkpoint c(path("sharded"));
+    FAIL() << "a duplicate weight_map key must fail";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("key 'a' appears twice in 'weight_map'"), std::string::npos) << err.what();
+  }
+}
+
+TEST_F(Safetensors, BlockBoundsDoNotOverflow) {
+  safetensors_write(path("m.safetensors"), {{"m", iota(DType::kF32, {6, 4})}});
+  const SafetensorsFile f(path("m.safetensors"));
+  EXPECT_THROW((void)f.read_block("m", 1, INT64_MAX, 0, 4), Error);
+  EXPECT_THROW((void)f.read_block("m", 0, 1, 2, INT64_MAX), Error);
+  EXPECT_THROW((void)f.read_block("m", INT64_MAX, 1, 0, 1), Error);
+}
+
 TEST_F(Safetensors, MissingTensorIsNamed) {
   safetensors_write(path("a.safetensors"), {{"x", iota(DType::kF32, {2})}});
   const SafetensorsFile f(path("a.safetensors"));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace fk::testing {
 namespace {
 
@@ -125,6 +127,9 @@ TEST(Duration, Parses) {
   EXPECT_EQ(spec::duration_parse("1h30m"), 5400.0);
   EXPECT_FALSE(spec::duration_parse("ten minutes").has_value());
   EXPECT_FALSE(spec::duration_parse("").has_value());
+  // Too large for a double: +inf, not an exception (the readers' limit rejects it).
+  EXPECT_EQ(spec::duration_parse(std::string(400, '9')), HUGE_VAL);
+  EXPECT_EQ(spec::duration_parse(std::string(400, '9') + "h"), HUGE_VAL);
 }
 
 class CampaignTest : public ::testing::Test {
@@ -182,6 +187,36 @@ TEST_F(CampaignTest, Rules) {
     const auto d = parse(replace_line(base(), r.from, r.to));
     EXPECT_TRUE(has_error(d, r.field, r.msg)) << r.to << "\n" << d.to_string();
   }
+}
+
+// A duration that does not fit (more than a year) used to validate and then overflow
+// the executor's millisecond timer, so every attempt timed out at once.
+TEST_F(CampaignTest, DurationsLongerThanAYearAreErrorsAtTheirLine) {
+  const std::string text = base() + "executor:\n  time_limit: \"99999999999999999h\"\n";
+  const auto d = parse(text);
+  ASSERT_EQ(d.items().size(), 1u) << d.to_string();
+  const spec::Diagnostic& e = d.items()[0];
+  EXPECT_EQ(e.field, "executor.time_limit");
+  EXPECT_EQ(e.pos.line, line_of(text, "time_limit:"));
+  EXPECT_EQ(e.pos.column, 3);
+  EXPECT_NE(e.message.find("at most one year (31536000 s)"), std::string::npos) << e.message;
+  EXPECT_NE(d.to_string().find("campaigns/c.yaml:"), std::string::npos) << d.to_string();
+  for (const std::string& v : {std::string(400, '9'), std::string("8761h"), std::string("31536001")})
+    EXPECT_TRUE(has_error(parse(replace_line(base(), "name: c", "name: c\nkernel_stage: {instance_time_limit: " + v +
+                                                                     "}")),
+                          "kernel_stage.instance_time_limit", "at most one year"))
+        << v;
+  EXPECT_TRUE(has_error(parse(base() + "executor: {heartbeat_timeout: 9999999999h}\n"), "executor.heartbeat_timeout",
+                        "at most one year"));
+  EXPECT_TRUE(parse(base() + "executor: {time_limit: 8760h}\n").ok());  // exactly a year
+}
+
+// "tp99999" matched the layout pattern although {tp: 99999} is out of range.
+TEST_F(CampaignTest, LayoutNamesMeetTheSameLimitsAsLayoutMaps) {
+  EXPECT_TRUE(has_error(parse(replace_line(base(), "layouts: [tp1, tp2]", "layouts: [tp1, tp99999]")), "layouts[1].tp",
+                        "99999 is out of range, expected an integer in [1, 65536]"));
+  EXPECT_TRUE(has_error(parse(replace_line(base(), "layouts: [tp1, tp2]", "layouts: [tp1, {tp: 99999}]")),
+                        "layouts[1].tp", "99999 is out of range, expected an integer in [1, 65536]"));
 }
 
 TEST_F(CampaignTest, ErrorsInAReferencedFileNameThatFile) {

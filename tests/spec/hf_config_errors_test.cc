@@ -178,6 +178,73 @@ TEST(HfImportErrors, ValuesTheModelCannotHave) {
   EXPECT_IMPORT_ERROR(l, "rope_scaling: found {", "null when rope_parameters is given");
 }
 
+// Values the spec cannot hold used to end in "unexpected error" (a 10^12-layer vector)
+// or in fk import-hf's "internal error" (the written spec failed to load). Each is
+// now an error on the config's key, within the spec's limit (core/spec/limits.h).
+TEST(HfImportErrors, ValuesOutsideTheSpecLimits) {
+  Json c = fixture("llama");
+  c["num_hidden_layers"] = 1e12;
+  EXPECT_IMPORT_ERROR(c, "num_hidden_layers: found 1000000000000.0", "expected an integer in [1, 100000]");
+  c["num_hidden_layers"] = int64_t{1} << 40;
+  EXPECT_IMPORT_ERROR(c, "num_hidden_layers: found 1099511627776", "[1, 100000]");
+  c = fixture("llama");
+  c["rms_norm_eps"] = 0;
+  EXPECT_IMPORT_ERROR(c, "rms_norm_eps: found 0", "expected a number in (0, 0.1]");
+  c["rms_norm_eps"] = -1e-6;
+  EXPECT_IMPORT_ERROR(c, "rms_norm_eps: found -1e-06", "(0, 0.1]");
+  Json g = fixture("gpt2");
+  g["n_layer"] = 1e12;
+  EXPECT_IMPORT_ERROR(g, "n_layer: found", "[1, 100000]");
+  g = fixture("gpt2");
+  g["layer_norm_epsilon"] = 0.0;
+  EXPECT_IMPORT_ERROR(g, "layer_norm_epsilon: found 0.0", "(0, 0.1]");
+  Json b = fixture("bert");
+  b["layer_norm_eps"] = 0;
+  EXPECT_IMPORT_ERROR(b, "layer_norm_eps: found 0", "(0, 0.1]");
+  c = fixture("llama");
+  c["hidden_size"] = int64_t{1} << 30;
+  EXPECT_IMPORT_ERROR(c, "hidden_size: found 1073741824", "[1, 16777216]");
+  c = fixture("llama");
+  c["max_position_embeddings"] = int64_t{1} << 40;
+  EXPECT_IMPORT_ERROR(c, "max_position_embeddings: found 1099511627776", "[1, 1073741824]");
+  // A limit the reader does not check key by key still ends in the final validation,
+  // naming the spec's field, never in a spec that fails to load.
+  c = fixture("llama");
+  c["rope_parameters"]["factor"] = 1e7;
+  EXPECT_IMPORT_ERROR(c, "position.rope_scaling.factor: 10000000 is out of range", "imported from this config");
+}
+
+TEST(HfImportErrors, NumbersNoDoubleHoldsNameFileLineAndField) {
+  TempSpecs tmp;
+  std::string text = fs_read_file(std::string(FK_SOURCE_DIR) + "/tests/fixtures/hf/llama/config.json");
+  const auto at = text.find("\"rms_norm_eps\": ");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = text.find_first_of(",\n}", at + 16);
+  text.replace(at, end - at, "\"rms_norm_eps\": 1e400");
+  const std::string path = tmp.write("huge/config.json", text);
+  int line = 1;
+  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  try {
+    spec::hf_config_import_file(path);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(msg.rfind(fmt::format("{}:{}:", path, line), 0), 0u) << msg;
+    EXPECT_NE(msg.find(": rms_norm_eps: found 1e400, expected a number a double can hold"), std::string::npos) << msg;
+  }
+  // Nested: the path names the key inside rope_parameters.
+  const std::string body = R"({"model_type": "llama", "rope_parameters": {"factor": -1e999}})";
+  const std::string nested = tmp.write("nested/config.json", body);
+  try {
+    spec::hf_config_import_file(nested);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string want = fmt::format("{}:1:{}: rope_parameters.factor: found -1e999", nested, body.find("-1e999") + 1);
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfImportErrors, Gemma3WrapperNeedsTextConfig) {
   Json c = {{"model_type", "gemma3"}, {"vision_config", Json::object()}};
   EXPECT_IMPORT_ERROR(c, "text_config: found nothing", "expected the text model's config");

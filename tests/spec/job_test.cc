@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 namespace fk::testing {
 namespace {
@@ -96,6 +97,70 @@ TEST(Job, BadJobFilesNameTheProblem) {
   const std::string garbage = dir.write("garbage.json", "{not json");
   EXPECT_THROW(spec::job_file_read(garbage), Error);
   EXPECT_THROW(spec::job_file_read(dir.root() + "/missing.json"), Error);
+}
+
+// A job file used to accept what no spec may hold (2^40 layers: fk-runner then hung
+// in its loops over layers). Its reader now runs the spec loader's own validation, so
+// each value meets the same limit, reported at the job file's JSON path. Each job is
+// written with a matching id, so only the value can be wrong.
+TEST(Job, JobFilesMeetTheSpecLimits) {
+  TempSpecs dir;
+  auto error_of = [&](const std::function<void(spec::Job&)>& mutate) -> std::string {
+    spec::JobFile f;
+    f.campaign = "c";
+    f.campaign_file = "c.yaml";
+    f.scale = "tiny";
+    f.jobs = {sample_job()};
+    mutate(f.jobs[0]);
+    f.jobs[0].id = spec::job_compute_id(f.jobs[0]);
+    const std::string path = dir.root() + "/limits.json";
+    spec::job_file_write(path, f);
+    try {
+      spec::job_file_read(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_EQ(std::string(e.what()).rfind(path + ": /jobs/0/", 0), 0u) << e.what();
+      return e.what();
+    }
+    return "";
+  };
+  struct Case {
+    std::function<void(spec::Job&)> mutate;
+    std::string needle;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](spec::Job& j) { j.arch.num_hidden_layers = int64_t{1} << 40; },
+            "/jobs/0/architecture/num_hidden_layers: 1099511627776 is out of range, expected an integer in [1, 100000]"},
+           {[](spec::Job& j) { j.arch.hidden_size = int64_t{1} << 30; }, "/architecture/hidden_size: 1073741824"},
+           {[](spec::Job& j) { j.arch.norm.eps = 0; }, "/architecture/norm/eps: 0 is out of range"},
+           {[](spec::Job& j) { j.arch.num_key_value_heads = 3; },
+            "/architecture/num_key_value_heads: 3 does not divide num_attention_heads (8)"},
+           {[](spec::Job& j) { j.arch.dtype = DType::kI32; }, "/architecture/dtype: 'int32' is not one of"},
+           {[](spec::Job& j) { j.arch.attention.sliding_window = int64_t{1} << 40; },
+            "/architecture/attention/sliding_window: 1099511627776 is out of range"},
+           {[](spec::Job& j) { j.workload.seq_len = int64_t{1} << 40; }, "/workload/seq_len: 1099511627776"},
+           {[](spec::Job& j) { j.workload.batch = 0; }, "/workload/batch: 0 is out of range"},
+           {[](spec::Job& j) { j.layout.pp = 1 << 20; }, "/layout/pp: 1048576 is out of range, expected an integer in [1, 65536]"},
+           {[](spec::Job& j) { j.kernel_stage.rounds = 5000; }, "/kernel_stage/rounds: 5000 is out of range"},
+           {[](spec::Job& j) { j.kernel_stage.instance_time_limit_s = 1e30; },
+            "/kernel_stage/instance_time_limit_s: 1e+30 is out of range"},
+           {[](spec::Job& j) { j.model_stage.iterations = 0; }, "/model_stage/iterations: 0 is out of range"},
+           {[](spec::Job& j) { j.time_limit_s = 3.6e20; }, "/jobs/0/time_limit_s: 3.6e+20 is out of range"},
+           {[](spec::Job& j) { j.time_limit_s = 0; }, "/jobs/0/time_limit_s: 0 is out of range"},
+           {[](spec::Job& j) { j.repetition = 1000; }, "/jobs/0/repetition: 1000 is out of range"},
+       }) {
+    const std::string e = error_of(c.mutate);
+    EXPECT_NE(e.find(c.needle), std::string::npos) << c.needle << "\n" << e;
+  }
+  EXPECT_EQ(error_of([](spec::Job&) {}), "");
+  // A number no double holds is a JSON error naming the file, not an escaping exception.
+  const std::string huge = dir.write("huge.json", R"({"format": "fastkernels-jobs", "version": 1e400})");
+  try {
+    spec::job_file_read(huge);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.json: not valid JSON"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Memory, EstimateFollowsTheDocumentedFormula) {
