@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for the spec loader with clang (ASan + UBSan) into
-# ./build-fuzz and runs it for ${1:-60} seconds over a corpus seeded from specs/.
+# Builds the libFuzzer targets for every reader of outside input (spec loader,
+# safetensors header, HF config.json, job files) with clang (ASan + UBSan) into
+# ./build-fuzz and runs each for ${1:-60} seconds (the spec loader) or half that (the
+# others), over corpora seeded from the repository's own files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+short=$(( seconds / 2 > 0 ? seconds / 2 : 1 ))
 cxx=${FK_FUZZ_CXX:-clang++-16}
 cc=${FK_FUZZ_CC:-clang-16}
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
@@ -11,11 +14,32 @@ if [ ! -f build-fuzz/CMakeCache.txt ]; then
     -DCMAKE_C_COMPILER="$cc" -DFK_FUZZ=ON -DFK_CUDA=OFF -DFK_BUILD_BENCH=OFF -DFK_WERROR=OFF \
     $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake --build build-fuzz -j "$(nproc)" --target fk_fuzz_spec
-corpus=build-fuzz/corpus
-mkdir -p "$corpus"
-cp specs/architectures/*.yaml specs/workloads/*.yaml specs/campaigns/*.yaml "$corpus/"
-# Run from a scratch folder: campaign inputs resolve references relative to it.
-mkdir -p build-fuzz/run && cd build-fuzz/run
-../../build-fuzz/tests/fuzz/fk_fuzz_spec -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -print_final_stats=1 ../corpus 2>&1 | tail -n 20
+cmake --build build-fuzz -j "$(nproc)" --target fk_fuzz_spec fk_fuzz_safetensors fk_fuzz_hf_config fk_fuzz_job_file
+root=$PWD
+seed() {  # seed NAME FILES...: a fresh corpus folder holding the given files
+  local dir=build-fuzz/corpus-$1
+  shift
+  mkdir -p "$dir"
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/$(echo "$f" | tr / _)"; done
+  echo "$dir"
+}
+spec_corpus=$(seed spec specs/architectures/*.yaml specs/workloads/*.yaml specs/campaigns/*.yaml)
+st_corpus=$(seed safetensors $(find tests/fixtures -name '*.safetensors' -size -256k | head -n 20))
+hf_corpus=$(seed hf_config $(find tests/fixtures -name 'config.json' | head -n 40))
+# Job files as fk plan --emit writes them (the smoke campaign's).
+jobs_corpus=build-fuzz/corpus-job_file
+mkdir -p "$jobs_corpus"
+if [ -x build/orchestrator/fk ]; then
+  build/orchestrator/fk plan specs/campaigns/smoke.yaml --emit "$jobs_corpus/smoke.json" >/dev/null 2>&1 || true
+fi
+run() {  # run TARGET CORPUS SECONDS MAX_LEN
+  echo "fuzz: $1 for $3 s"
+  mkdir -p "build-fuzz/run-$1" && (cd "build-fuzz/run-$1" &&
+    "$root/build-fuzz/tests/fuzz/fk_fuzz_$1" -max_total_time="$3" -timeout=10 -rss_limit_mb=2048 \
+      -max_len="$4" -print_final_stats=1 "$root/$2" 2>&1 | tail -n 8)
+}
+# Run from scratch folders: campaign inputs resolve references relative to them.
+run spec "$spec_corpus" "$seconds" 4096
+run safetensors "$st_corpus" "$short" 65536
+run hf_config "$hf_corpus" "$short" 8192
+run job_file "$jobs_corpus" "$short" 65536
