@@ -2,10 +2,18 @@
 // one campaign file (results/campaign/merge.h; docs/results-schema.md).
 // Exit status: 0 every job file merged; 1 some file left out (named; the campaign
 // file is written without it) or the output cannot be written; 2 bad input.
+// Every job file is first read in full by `fk _h5-check` in a child process with a
+// time limit (results/campaign/file_check.h): a damaged file that would crash or hang
+// HDF5 is named and left out, and the merge goes on without it.
+//
+// `fk _h5-check FILE...` (hidden) is that child; fk report and fk compare use it too.
 #include "core/error.h"
 #include "orchestrator/commands.h"
+#include "results/campaign/file_check.h"
+#include "results/campaign/job_files.h"
 #include "results/campaign/merge.h"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 
@@ -31,6 +39,14 @@ void register_collect(CLI::App& app, int* status) {
       (void)file;
     };
     try {
+      // The output of an earlier run is replaced, not read: it is not checked.
+      const std::string output = o->output.empty() ? results::campaign_default_output(o->results) : o->output;
+      std::vector<std::string> files;
+      for (const std::string& f : results::job_files_scan(o->results).files) {
+        std::error_code ec;
+        if (!std::filesystem::equivalent(f, output, ec)) files.push_back(f);
+      }
+      mo.damaged = results::file_check(files);
       const results::MergeResult r = results::campaign_merge(mo);
       if (!o->quiet && !r.skipped.empty())
         fmt::print("fk collect: skipped {} temporary or campaign file(s)\n", r.skipped.size());
@@ -43,6 +59,12 @@ void register_collect(CLI::App& app, int* status) {
       *status = e.kind() == ErrorKind::kNotFound || e.kind() == ErrorKind::kInvalidArgument ? 2 : 1;
     }
   });
+
+  auto files = std::make_shared<std::vector<std::string>>();
+  CLI::App* check = app.add_subcommand(results::kFileCheckCommand, "Read results files in full (internal)");
+  check->group("");  // hidden: the child process of collect, report and compare
+  check->add_option("files", *files, "HDF5 files")->required();
+  check->callback([files, status] { *status = results::file_check_main(*files); });
 }
 
 }  // namespace fk::orchestrator

@@ -2,7 +2,8 @@
 // speed and precision between two runs of a campaign (campaign files or results
 // folders) — the nightly gate (results/campaign/compare.h, docs/reports.md).
 // Exit status: 0 no regression; 1 some regression; 2 bad input (unreadable source,
-// no job in common, bad option).
+// no job in common, bad option, a damaged campaign file: each is read in full in a
+// child process first, results/campaign/file_check.h).
 #include "core/error.h"
 #include "orchestrator/commands.h"
 #include "results/campaign/compare.h"
@@ -40,8 +41,10 @@ void register_compare(CLI::App& app, int* status) {
   sub->add_flag("-v,--verbose", o->verbose, "Also list improvements");
   sub->callback([o, status] {
     try {
-      const auto old_source = results::CampaignSource::open(o->old_path);
-      const auto new_source = results::CampaignSource::open(o->new_path);
+      results::SourceOptions so;
+      so.check_files = true;  // a damaged file is named, never crashes or hangs fk compare
+      const auto old_source = results::CampaignSource::open(o->old_path, so);
+      const auto new_source = results::CampaignSource::open(o->new_path, so);
       for (const auto* s : {&old_source, &new_source})
         for (const std::string& p : s->problems()) fmt::print(stderr, "fk compare: left out {}\n", p);
       fmt::print("fk compare: OLD {} ({} jobs) vs NEW {} ({} jobs)\n", old_source.describe(), old_source.job_ids().size(),

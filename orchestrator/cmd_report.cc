@@ -2,7 +2,8 @@
 // geometric means and the campaign score of a campaign file or results folder, as
 // text on stdout and optionally an HTML page with SVG charts (docs/reports.md).
 // Exit status: 0 report written; 1 some job could not be read (left out, named) or
-// the HTML file cannot be written; 2 bad input.
+// the HTML file cannot be written; 2 bad input (a damaged campaign file among them:
+// it is read in full in a child process first, results/campaign/file_check.h).
 #include "core/error.h"
 #include "core/fs_util.h"
 #include "orchestrator/commands.h"
@@ -29,7 +30,9 @@ void register_report(CLI::App& app, int* status) {
   sub->callback([o, status] {
     results::ReportData data;
     try {
-      data = results::report_data_read(results::CampaignSource::open(o->source));
+      results::SourceOptions so;
+      so.check_files = true;  // a damaged file is named, never crashes or hangs fk report
+      data = results::report_data_read(results::CampaignSource::open(o->source, so));
     } catch (const Error& e) {
       fmt::print(stderr, "fk report: {}\n", e.what());
       *status = 2;

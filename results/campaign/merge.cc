@@ -5,6 +5,7 @@
 #include "results/campaign/job_files.h"
 #include "results/campaign/source.h"
 #include "results/campaign/summary_tables.h"
+#include "results/h5/file_sum.h"
 #include "results/h5/h5.h"
 
 #include <hdf5.h>
@@ -64,7 +65,16 @@ MergeResult campaign_merge(const MergeOptions& o) {
   std::set<std::string> campaigns, versions;
   for (const std::string& file : files) {
     std::string problem;
+    if (auto bad = o.damaged.find(file); bad != o.damaged.end()) {
+      problem = fmt::format("{}: {}", file, bad->second);
+      r.problems.push_back(problem);
+      if (o.on_file) o.on_file(file, problem);
+      continue;
+    }
     try {
+      // Whole-file checksum first (no HDF5 parsing): a damaged file is never opened.
+      if (const h5::FileSumCheck sum = h5::file_sum_check(file); sum.state == h5::FileSum::kMismatch)
+        fail(ErrorKind::kIo, "{}: {}", file, sum.problem);
       h5::File f = h5::File::open_read(file);
       const std::string format = f.has_attr("format") ? f.attr<std::string>("format") : "";
       if (format == kCampaignFormat) {
@@ -78,6 +88,9 @@ MergeResult campaign_merge(const MergeOptions& o) {
         fail(ErrorKind::kInvalidArgument, "{}: unusable job id '{}'", file, d.keys.job_id);
       if (auto it = seen.find(d.keys.job_id); it != seen.end())
         fail(ErrorKind::kInvalidArgument, "{}: job {} is already merged from {}", file, d.keys.job_id, it->second);
+      if (const std::string stem = fs::path(file).stem().string(); stem != d.keys.job_id)
+        fail(ErrorKind::kInvalidArgument, "{}: holds job {}, not job {} as its name says (renamed or swapped?)", file,
+             d.keys.job_id, stem);
       const std::string dest = "jobs/" + d.keys.job_id;
       if (o.copy_jobs) h5::copy_object(f, ".", w, dest);
       try {

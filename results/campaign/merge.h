@@ -6,7 +6,8 @@
 // into place), so it appears whole or not at all and an existing output is replaced
 // atomically; job files are only read. A job file that cannot be read (not HDF5,
 // truncated, not a job file, a job id seen before) is reported by name and left out;
-// the merge goes on. Temporary "*.tmp.*" files and campaign files (an earlier output
+// the merge goes on. A job file must hold the job its name says ("<job id>.h5"); one
+// that holds another (renamed, or names swapped) is left out too. Temporary "*.tmp.*" files and campaign files (an earlier output
 // in the same folder) are skipped. Jobs are copied with H5Ocopy (h5/copy.h): data
 // stay compressed as they were; nothing is decoded but the tables the summary reads.
 #pragma once
@@ -14,6 +15,7 @@
 #include "results/campaign/job_digest.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct MergeOptions {
   std::string output;      // "" = <results_dir>/campaign.h5
   std::string fk_version;  // recorded in the campaign file ("" = this build's version)
   bool copy_jobs = true;   // false: summaries only (for benchmarks)
+  // Files already found damaged (file_check.h), with the reason: left out unopened,
+  // reported like any other unreadable file.
+  std::map<std::string, std::string> damaged;
   // Called after each job file with its path and "" or the reason it was left out.
   std::function<void(const std::string& file, const std::string& problem)> on_file;
 };

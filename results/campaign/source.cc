@@ -9,13 +9,20 @@
 namespace fk::results {
 namespace fs = std::filesystem;
 
-CampaignSource CampaignSource::open(const std::string& path) {
+CampaignSource CampaignSource::open(const std::string& path, const SourceOptions& options) {
   CampaignSource s;
   s.path_ = path;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     s.folder_ = true;
-    for (const std::string& file : job_files_scan(path).files) {
+    const std::vector<std::string> files = job_files_scan(path).files;
+    const std::map<std::string, std::string> damaged =
+        options.check_files ? file_check(files, options.check) : std::map<std::string, std::string>{};
+    for (const std::string& file : files) {
+      if (auto bad = damaged.find(file); bad != damaged.end()) {
+        s.problems_.push_back(fmt::format("{}: {}", file, bad->second));
+        continue;
+      }
       try {
         h5::File f = h5::File::open_read(file);
         const std::string format = f.has_attr("format") ? f.attr<std::string>("format") : "";
@@ -39,6 +46,11 @@ CampaignSource CampaignSource::open(const std::string& path) {
     return s;
   }
   if (!fs::exists(path, ec)) fail(ErrorKind::kNotFound, "{}: no such campaign file or results folder", path);
+  if (options.check_files) {
+    const auto damaged = file_check({path}, options.check);
+    if (auto bad = damaged.find(path); bad != damaged.end())
+      fail(ErrorKind::kIo, "{}: damaged or unreadable campaign file: {}", path, bad->second);
+  }
   s.file_ = std::make_shared<h5::File>(h5::File::open_read(path));
   const std::string format = s.file_->has_attr("format") ? s.file_->attr<std::string>("format") : "";
   if (format == kJobFormat)

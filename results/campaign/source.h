@@ -8,6 +8,7 @@
 // folder) and is valid on its own; open one job at a time to keep memory flat.
 #pragma once
 
+#include "results/campaign/file_check.h"
 #include "results/h5/file.h"
 
 #include <map>
@@ -27,13 +28,21 @@ struct JobView {
   h5::Group root;                // the job's root group
 };
 
+struct SourceOptions {
+  // Read every file in full in a child process first (file_check.h): a damaged
+  // campaign file fails open() with kIo naming it; a folder's damaged job files are
+  // left out (problems()). fk report and fk compare set it.
+  bool check_files = false;
+  FileCheckOptions check;
+};
+
 class CampaignSource {
  public:
   // Opens `path`: a folder, or a file whose format attribute is kCampaignFormat.
   // kNotFound when it does not exist; kInvalidArgument when it is an HDF5 file of
   // another format (a single job file: "run fk collect, or pass its folder"); kIo when
   // a campaign file cannot be read.
-  static CampaignSource open(const std::string& path);
+  static CampaignSource open(const std::string& path, const SourceOptions& options = {});
 
   const std::string& path() const { return path_; }
   bool is_folder() const { return folder_; }

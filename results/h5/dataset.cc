@@ -35,7 +35,9 @@ uint64_t element_count(const Shape& shape, Where at) {
 Handle array_dcpl(const Shape& shape, DType dtype, uint64_t count, Where at) {
   const size_t bytes = count * dtype_size(dtype);
   if (count == 0 || shape.empty() || !storage_compress_array(bytes)) {
-    return h5_own(H5Pcreate(H5P_DATASET_CREATE), at, "cannot create property list");
+    Handle dcpl = h5_own(H5Pcreate(H5P_DATASET_CREATE), at, "cannot create property list");
+    h5_compact_attributes(dcpl.get(), at);
+    return dcpl;
   }
   const std::vector<uint64_t> chunk =
       storage_array_chunk(std::vector<uint64_t>(shape.begin(), shape.end()), dtype_size(dtype));

@@ -18,7 +18,9 @@ class File : public Group {
   // reason, e.g. "file signature not found") when it is not a readable HDF5 file.
   static File open_read(const std::string& path);
   // Opens `path` for reading and writing in place. Changes are NOT atomic: a crash can
-  // leave the file half-updated. Prefer Writer for anything a reader may see.
+  // leave the file half-updated. Prefer Writer for anything a reader may see. It also
+  // leaves a Writer file's whole-file checksum (file_sum.h) stale, so fk collect,
+  // report and compare will call the file damaged afterwards.
   static File open_update(const std::string& path);
 
   // Flushes and closes; errors throw kIo. The destructor closes silently.

@@ -89,8 +89,10 @@ Group Group::create_group(std::string_view path) {
   const Where at{file_path(), full};
   if (exists(path)) fail_at(ErrorKind::kInvalidArgument, at, "cannot create group: already exists");
   Handle lcpl = h5_intermediate_lcpl(at);
+  Handle gcpl = h5_own(H5Pcreate(H5P_GROUP_CREATE), at, "cannot create property list");
+  h5_compact_attributes(gcpl.get(), at);
   return Group(
-      h5_own(H5Gcreate2(native_id(), full.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), at, "cannot create group"),
+      h5_own(H5Gcreate2(native_id(), full.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT), at, "cannot create group"),
       file_path(), full);
 }
 

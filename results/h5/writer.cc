@@ -2,6 +2,7 @@
 
 #include "core/fs_util.h"
 #include "results/h5/detail/call.h"
+#include "results/h5/file_sum.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -15,8 +16,12 @@ namespace {
 Handle create_temp_file(const std::string& target, const std::string& temp) {
   quiet_errors();
   const Where at{target, "/"};
-  Handle fapl = h5_file_access(at);
-  return h5_own(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), at,
+  Handle fapl = h5_file_access(at, /*create=*/true);
+  // A user block for the whole-file checksum commit() writes (file_sum.h).
+  Handle fcpl = h5_own(H5Pcreate(H5P_FILE_CREATE), at, "cannot create property list");
+  h5_check(H5Pset_userblock(fcpl.get(), kFileSumBlock), at, "cannot reserve a user block");
+  h5_compact_attributes(fcpl.get(), at);  // the root group's
+  return h5_own(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), at,
                 fmt::format("cannot create temporary file {}", temp));
 }
 
@@ -44,6 +49,7 @@ void Writer::commit() {
   if (temp_path_.empty()) fail_at(ErrorKind::kInvalidArgument, at, "cannot commit: writer was moved from");
   try {
     h5_close_file(release_handle(), at);
+    file_sum_write(temp_path_);
     fs_sync_file(temp_path_);
     if (std::rename(temp_path_.c_str(), file_path().c_str()) != 0) {
       fail_at(ErrorKind::kIo, at, fmt::format("cannot rename {} into place: {}", temp_path_, std::strerror(errno)));

@@ -35,6 +35,15 @@ inline bool h5_test(htri_t result, Where where, std::string_view action,
 
 namespace fk::h5::detail {
 
+// Keeps an object's attributes in its header ("compact" storage) however many there
+// are, on an object-creation list (file, group or dataset creation). With 1.10-format
+// files HDF5 moves more than 8 attributes into "dense" storage, and H5Ocopy of dense
+// variable-length-string attributes crashes HDF5 1.10.8 (null conversion callback in
+// H5T__conv_vlen), which fk collect's copy of every job would hit.
+inline void h5_compact_attributes(hid_t ocpl, Where where) {
+  h5_check(H5Pset_attr_phase_change(ocpl, 65535, 0), where, "cannot set attribute storage");
+}
+
 // Link-creation property list that creates missing intermediate groups.
 inline Handle h5_intermediate_lcpl(Where where) {
   Handle lcpl = h5_own(H5Pcreate(H5P_LINK_CREATE), where, "cannot create property list");
@@ -44,10 +53,18 @@ inline Handle h5_intermediate_lcpl(Where where) {
 
 // File-access property list used for every file this layer opens: closing the file
 // closes every object still open in it (H5F_CLOSE_STRONG), so a commit or close never
-// waits on handles the caller still holds.
-inline Handle h5_file_access(Where where) {
+// waits on handles the caller still holds. For files being created (`create`), the
+// library-version bounds are [1.10, latest]: superblock v3, object headers v2 and the
+// 1.10 B-trees, heaps and indexes, every piece of which carries a checksum that HDF5
+// verifies on each read, so a damaged file fails with "checksum verification failed"
+// instead of being parsed (docs/results-schema.md, "Checksums").
+inline Handle h5_file_access(Where where, bool create = false) {
   Handle fapl = h5_own(H5Pcreate(H5P_FILE_ACCESS), where, "cannot create property list");
   h5_check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), where, "cannot create property list");
+  if (create) {
+    h5_check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), where,
+             "cannot set library-version bounds");
+  }
   return fapl;
 }
 

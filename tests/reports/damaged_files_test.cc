@@ -1,0 +1,225 @@
+// Damaged results files (issue 9 item 4, "bounded, checked reads"): real job files
+// (job_result_write, as fk-runner writes them) and the campaign file fk collect makes
+// of them are damaged many ways — bit flips at random offsets (fixed seed), zeroed
+// 4 KiB blocks, truncation, two job files' names swapped — and every fk command must
+// end within a time limit with a clear error naming the file, never crash or hang:
+// fk collect leaves each damaged job file out (exit 1) and merges the others exactly;
+// fk report and fk compare on a damaged campaign file exit 2 naming it.
+// Also: file_check's restarts blame only the file a crashing or hanging checker was
+// reading (a fake checker in sh).
+#include "core/subprocess.h"
+#include "reports_test_util.h"
+#include "results/campaign/file_check.h"
+#include "results/h5/h5.h"
+#include "results/h5/verify.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <random>
+
+#ifndef FK_BIN
+#error "FK_BIN (the fk executable) must be defined"
+#endif
+
+namespace fk::results {
+namespace {
+
+using testing::job_id;
+namespace fs = std::filesystem;
+
+constexpr double kCommandLimitS = 60;
+
+SubprocessResult fk(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{FK_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SubprocessOptions o;
+  o.timeout_s = kCommandLimitS;
+  o.merge_stderr = false;
+  o.extra_env = {"FK_H5_CHECK_TIMEOUT_S=10"};
+  return subprocess_run(argv, o);
+}
+
+std::string read_bytes(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void write_bytes(const std::string& p, const std::string& b) { std::ofstream(p, std::ios::binary) << b; }
+
+struct Damage {
+  std::string name;
+  std::function<std::string(std::string)> apply;  // bytes -> damaged bytes
+};
+
+// The damage cases, from a fixed seed: flips of 1 to 3 bits, zeroed 4 KiB blocks and
+// truncations at random places (some in the first 512 bytes, the checksum block).
+std::vector<Damage> damages(size_t size, int count, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Damage> out;
+  for (int i = 0; i < count; ++i) {
+    const int kind = i % 4;
+    const size_t at = i % 8 == 1 ? rng() % 512 : rng() % size;
+    if (kind == 0 || kind == 3) {
+      const int flips = 1 + static_cast<int>(rng() % 3);
+      std::vector<std::pair<size_t, int>> bits{{at, static_cast<int>(rng() % 8)}};
+      for (int f = 1; f < flips; ++f) bits.push_back({rng() % size, static_cast<int>(rng() % 8)});
+      out.push_back({fmt::format("{} bit flip(s) from offset {}", flips, at), [bits](std::string b) {
+                       for (auto [o, bit] : bits) b[o] = static_cast<char>(b[o] ^ (1 << bit));
+                       return b;
+                     }});
+    } else if (kind == 1) {
+      const size_t block = (at / 4096) * 4096;
+      out.push_back({fmt::format("4 KiB zeroed at {}", block), [block](std::string b) {
+                       for (size_t o = block; o < std::min(b.size(), block + 4096); ++o) b[o] = 0;
+                       return b;
+                     }});
+    } else {
+      const size_t keep = at;
+      out.push_back({fmt::format("truncated to {} bytes", keep), [keep](std::string b) { return b.substr(0, keep); }});
+    }
+  }
+  return out;
+}
+
+class DamagedFilesTest : public testing::ReportsTest {
+ protected:
+  // Four jobs (two with candidates) in `folder`; returns their ids.
+  std::vector<std::string> write_four(const std::string& folder) {
+    std::vector<std::string> ids;
+    for (int n = 1; n <= 4; ++n) {
+      SyntheticJobSpec s;
+      s.id = job_id(n);
+      s.tp = n % 2 + 1;
+      if (n % 2 == 0) {
+        s.candidate_set = "mine";
+        s.candidate_verdicts = {"PASSED", "INCORRECT_NUMERICAL"};
+      }
+      write_job(folder, s);
+      ids.push_back(s.id);
+    }
+    return ids;
+  }
+
+  static std::vector<std::string> merged_ids(const std::string& campaign) {
+    return h5::File::open_read(campaign).open_group("jobs").children();
+  }
+};
+
+void expect_bounded(const SubprocessResult& r, const std::string& what) {
+  EXPECT_TRUE(r.started) << what << ": " << r.error;
+  EXPECT_FALSE(r.timed_out) << what << ": fk hung";
+  EXPECT_EQ(r.signal, 0) << what << ": fk crashed (" << r.describe() << ")\n" << r.error_output;
+}
+
+TEST_F(DamagedFilesTest, CollectLeavesOutEveryDamagedJobFileAndMergesTheRest) {
+  const std::vector<std::string> ids = write_four("good");
+  const SubprocessResult clean = fk({"collect", "-q", "--results", path("good")});
+  ASSERT_EQ(clean.exit_code, 0) << clean.output << clean.error_output;
+  EXPECT_EQ(merged_ids(path("good/campaign.h5")), ids);
+  for (const std::string& id : ids) EXPECT_TRUE(h5::verify_file(path("good/" + id + ".h5")).ok) << id;
+
+  const size_t size = fs::file_size(path("good/" + ids[0] + ".h5"));
+  const std::vector<Damage> cases = damages(size, 24, 20261201);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::string dir = path(fmt::format("c{:02}", k));
+    fs::create_directories(dir);
+    for (const std::string& id : ids) fs::copy_file(path("good/" + id + ".h5"), dir + "/" + id + ".h5");
+    const std::string victim = ids[k % ids.size()];
+    const std::string file = dir + "/" + victim + ".h5";
+    write_bytes(file, cases[k].apply(read_bytes(file)));
+    const std::string what = fmt::format("job file {} with {}", victim, cases[k].name);
+    const SubprocessResult r = fk({"collect", "-q", "--results", dir});
+    expect_bounded(r, what);
+    EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.output << r.error_output;
+    EXPECT_NE(r.error_output.find("left out " + file), std::string::npos) << what << "\n" << r.error_output;
+    std::vector<std::string> rest;
+    for (const std::string& id : ids)
+      if (id != victim) rest.push_back(id);
+    if (fs::exists(dir + "/campaign.h5")) {
+      EXPECT_EQ(merged_ids(dir + "/campaign.h5"), rest) << what;
+      EXPECT_EQ(h5::File::open_read(dir + "/campaign.h5").attr<int64_t>("files_left_out"), 1) << what;
+    } else {
+      ADD_FAILURE() << what << ": no campaign file";
+    }
+  }
+
+  // Two job files' names swapped: both left out (each holds the other's job).
+  const std::string dir = path("swap");
+  fs::create_directories(dir);
+  for (const std::string& id : ids) fs::copy_file(path("good/" + id + ".h5"), dir + "/" + id + ".h5");
+  fs::rename(dir + "/" + ids[0] + ".h5", dir + "/x");
+  fs::rename(dir + "/" + ids[1] + ".h5", dir + "/" + ids[0] + ".h5");
+  fs::rename(dir + "/x", dir + "/" + ids[1] + ".h5");
+  const SubprocessResult r = fk({"collect", "-q", "--results", dir});
+  expect_bounded(r, "swapped names");
+  EXPECT_EQ(r.exit_code, 1) << r.error_output;
+  EXPECT_NE(r.error_output.find("renamed or swapped"), std::string::npos) << r.error_output;
+  EXPECT_EQ(merged_ids(dir + "/campaign.h5"), (std::vector<std::string>{ids[2], ids[3]}));
+}
+
+TEST_F(DamagedFilesTest, ReportAndCompareNameADamagedCampaignFile) {
+  write_four("good");
+  ASSERT_EQ(fk({"collect", "-q", "--results", path("good")}).exit_code, 0);
+  const std::string campaign = path("good/campaign.h5");
+  const SubprocessResult ok = fk({"report", campaign});
+  EXPECT_EQ(ok.exit_code, 0) << ok.error_output;
+  EXPECT_EQ(fk({"compare", campaign, campaign}).exit_code, 0);
+
+  const std::string bytes = read_bytes(campaign);
+  const std::vector<Damage> cases = damages(bytes.size(), 16, 7);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::string file = path(fmt::format("damaged{:02}.h5", k));
+    write_bytes(file, cases[k].apply(bytes));
+    const std::string what = "campaign file with " + cases[k].name;
+    const SubprocessResult report = fk({"report", file});
+    expect_bounded(report, "fk report: " + what);
+    EXPECT_EQ(report.exit_code, 2) << what << "\n" << report.output << report.error_output;
+    EXPECT_NE(report.error_output.find(file), std::string::npos) << what << "\n" << report.error_output;
+    const SubprocessResult compare = fk({"compare", campaign, file});
+    expect_bounded(compare, "fk compare: " + what);
+    EXPECT_EQ(compare.exit_code, 2) << what << "\n" << compare.output << compare.error_output;
+    EXPECT_NE(compare.error_output.find(file), std::string::npos) << what << "\n" << compare.error_output;
+  }
+}
+
+TEST_F(DamagedFilesTest, ReportOnAFolderLeavesOutDamagedJobFiles) {
+  const std::vector<std::string> ids = write_four("r");
+  const std::string file = path("r/" + ids[1] + ".h5");
+  std::string b = read_bytes(file);
+  b[b.size() / 2] = static_cast<char>(b[b.size() / 2] ^ 0x10);
+  write_bytes(file, b);
+  const SubprocessResult r = fk({"report", path("r")});
+  expect_bounded(r, "fk report on a folder");
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.error_output;
+  EXPECT_NE((r.output + r.error_output).find(file), std::string::npos) << r.output << r.error_output;
+}
+
+// file_check restarts its child after a crash or a hang and blames only the file the
+// child was reading; a fake checker (sh) crashes on one file and hangs on another.
+TEST_F(DamagedFilesTest, CollectCheckerBlamesOnlyTheFileItCrashedOrHungOn) {
+  for (const char* name : {"a-ok", "b-crash", "c-ok", "d-hang", "e-bad", "f-ok"}) write_bytes(path(name), "x");
+  const std::string script = R"(i=0
+for f in "$@"; do
+  echo "begin $i"
+  case "$f" in
+    *crash*) kill -SEGV $$ ;;
+    *hang*) sleep 30 ;;
+    *bad*) echo "bad $i broken inside" ;;
+    *) echo "ok $i" ;;
+  esac
+  i=$((i+1))
+done)";
+  FileCheckOptions o;
+  o.command = {"sh", "-c", script, "sh"};
+  o.per_file_timeout_s = 1;
+  std::vector<std::string> files;
+  for (const char* name : {"a-ok", "b-crash", "c-ok", "d-hang", "e-bad", "f-ok"}) files.push_back(path(name));
+  const std::map<std::string, std::string> p = file_check(files, o);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_NE(p.at(path("b-crash")).find("SIGSEGV"), std::string::npos) << p.at(path("b-crash"));
+  EXPECT_NE(p.at(path("d-hang")).find("took over 1 s"), std::string::npos) << p.at(path("d-hang"));
+  EXPECT_EQ(p.at(path("e-bad")), "broken inside");
+}
+
+}  // namespace
+}  // namespace fk::results
