@@ -5,29 +5,34 @@
 #   WORK/slow        FK_RUNNER_SLOWDOWN=1.2: every timed region 20% longer
 #   WORK/precision   FK_RUNNER_PRECISION_NOISE: rms_norm outputs off by up to 1% (rel L2
 #                    x3.7, still in tolerance), silu_and_mul by up to 10% (out of tolerance)
-# a, b and slow run at the same time, so they share whatever load the machine has:
-# runs at different times on a shared 2-core machine differ by more than 20%.
+# a, b and slow take turns job by job (a's job 1, b's job 1, slow's job 1, a's job 2...),
+# so that the same job of each run is measured within seconds of the others: runs at
+# different times on a shared 2-core machine differ by more than 20%, and runs side by
+# side do not share the load evenly (the last job of whichever run ends last runs alone).
 set -euo pipefail
 fk=$1 runner=$2 mpiexec=$3 src=$4 work=$5
 rm -rf "$work" && mkdir -p "$work"
 "$fk" plan "$src/tests/reports/reports_campaign.yaml" --emit "$work/jobs.json" > "$work/plan.txt"
-run() {  # run NAME [VARIABLE=VALUE]: the variable is set for every rank (mpirun -x)
-  local name=$1
-  local forward=()
-  if [ $# -gt 1 ]; then
-    export "$2"
-    forward=(-x "${2%%=*}")
+run() {  # run NAME ONLY [VARIABLE=VALUE]: the variable is set for every rank (mpirun -x)
+  local name=$1 only=$2
+  local forward=() select=()
+  if [ $# -gt 2 ]; then
+    export "$3"
+    forward=(-x "${3%%=*}")
   fi
+  [ -n "$only" ] && select=(--only "$only")
   "$mpiexec" -np 2 --oversubscribe "${forward[@]}" "$runner" --jobs "$work/jobs.json" \
-    --results "$work/$name" --flush-bytes 1M > "$work/$name.log" 2>&1
+    --results "$work/$name" --flush-bytes 1M "${select[@]}" >> "$work/$name.log" 2>&1
 }
-pids=()
-run a & pids+=($!)
-run b & pids+=($!)
-(run slow FK_RUNNER_SLOWDOWN=1.2) & pids+=($!)
+ids=$(python3 -c 'import json, sys; print(" ".join(j["id"] for j in json.load(open(sys.argv[1]))["jobs"]))' \
+  "$work/jobs.json")
 status=0
-for p in "${pids[@]}"; do wait "$p" || status=1; done
-(run precision FK_RUNNER_PRECISION_NOISE=rms_norm:0.01,silu_and_mul:0.1) || status=1
+for id in $ids; do
+  run a "$id" || status=1
+  run b "$id" || status=1
+  (run slow "$id" FK_RUNNER_SLOWDOWN=1.2) || status=1
+done
+(run precision "" FK_RUNNER_PRECISION_NOISE=rms_norm:0.01,silu_and_mul:0.1) || status=1
 if [ $status -ne 0 ]; then
   tail -n 20 "$work"/*.log >&2
   exit 1
