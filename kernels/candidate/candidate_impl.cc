@@ -124,30 +124,4 @@ CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, con
   return CandidateStatus{code, error};
 }
 
-OpImpl candidate_op_impl(std::shared_ptr<LoadedCandidate> candidate, int num_threads) {
-  const std::string op = candidate->manifest.op;
-  const std::string name = candidate->manifest.name;
-  OpImpl impl;
-  impl.op = op;
-  impl.name = name;
-  impl.device = candidate->manifest.backend == CandidateBackend::kCpu ? DeviceKind::kCpu : DeviceKind::kCuda;
-  impl.supports = [candidate](const OpCall& call) {
-    const OpDef& def = OpRegistry::global().def(candidate->manifest.op);
-    for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i)
-      if (def.args[i].float_typed && !def.args[i].own_dtype && call.args[i].defined())
-        return candidate->manifest.handles(call.args[i].dtype());
-    return true;
-  };
-  impl.run = [candidate, num_threads](const OpCall& call) {
-    const OpDef& def = OpRegistry::global().def(candidate->manifest.op);
-    const CandidateStatus s = candidate_invoke(*candidate, def, call, num_threads);
-    if (s.code == FK_OK) return;
-    const std::string why = s.message.empty() ? "" : fmt::format(": {}", s.message);
-    if (s.code == FK_ERROR_UNSUPPORTED)
-      fail(ErrorKind::kUnsupported, "candidate {} does not support this call{}", candidate->manifest.name, why);
-    fail(ErrorKind::kRuntime, "candidate {} returned error code {}{}", candidate->manifest.name, s.code, why);
-  };
-  return impl;
-}
-
 }  // namespace fk::kernels

@@ -33,8 +33,5 @@ struct CandidateStatus {
 
 CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, const OpCall& call, int num_threads);
 
-// An implementation of the candidate's op that calls it; throws fk::Error
-// (kUnsupported for FK_ERROR_UNSUPPORTED, kRuntime otherwise) when it does not return FK_OK.
-OpImpl candidate_op_impl(std::shared_ptr<LoadedCandidate> candidate, int num_threads);
 
 }  // namespace fk::kernels

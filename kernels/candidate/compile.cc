@@ -171,10 +171,9 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
     // The scratch folder comes first: the sandbox makes it TMPDIR and HOME.
     std::vector<std::string> wrap = {o.sandbox_exec, "--exec", "--write", scratch.string(), "--write", dir.string(),
                                      "--read", m.folder, "--read", o.include_dir};
-    for (const std::string& tool : {compiler}) {
-      const fs::path t = fs::path(tool);
-      if (t.is_absolute()) wrap.insert(wrap.end(), {"--read", t.parent_path().parent_path().string()});
-    }
+    // The compiler's installation (e.g. /usr/local/cuda for .../bin/nvcc).
+    if (const fs::path t(compiler); t.is_absolute())
+      wrap.insert(wrap.end(), {"--read", t.parent_path().parent_path().string()});
     wrap.push_back("--");
     argv.insert(argv.begin(), wrap.begin(), wrap.end());
   }

@@ -72,23 +72,6 @@ struct GuardedCall {
   }
 };
 
-// A plain copy of `src` in `w`'s arena.
-OpCall arena_copy(const OpCall& src, Worker& w) {
-  OpCall c;
-  c.params = src.params;
-  for (const Tensor& t : src.args) {
-    if (!t.defined() || t.numel() == 0) {
-      c.args.push_back(t);
-      continue;
-    }
-    Tensor r = w.alloc(t.dtype(), t.shape());
-    const Tensor s = t.is_contiguous() ? t : t.contiguous_copy();
-    std::memcpy(r.data(), s.data(), t.nbytes());
-    c.args.push_back(r);
-  }
-  return c;
-}
-
 void poison(const Tensor& t) { std::memset(t.data(), 0xff, t.nbytes()); }
 
 int64_t count_poisoned(const Tensor& t) {
@@ -207,7 +190,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
       gc->call.params = fresh.params;
     }
     baseline.reset_arena();
-    const OpCall base_call = arena_copy(fresh, baseline);
+    const OpCall base_call = baseline.copy_in(fresh);
     std::vector<uint64_t> sums(def.args.size(), 0);
     for (size_t a = 0; a < def.args.size(); ++a)
       if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined()) sums[a] = checksum(gc->call.args[a]);
@@ -324,8 +307,8 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   for (int64_t s = 0; s < sets; ++s) {
     const RngStream rng(o.seed, fmt::format("{}.time{}", stream, s));
     pristine.push_back(def.make(shape, dtype, rng));
-    cand_calls.push_back(arena_copy(pristine.back(), candidate));
-    base_calls.push_back(arena_copy(pristine.back(), baseline));
+    cand_calls.push_back(candidate.copy_in(pristine.back()));
+    base_calls.push_back(baseline.copy_in(pristine.back()));
   }
   std::vector<unsigned char> flush(o.flush_bytes, 1);
   auto flush_caches = [&] {

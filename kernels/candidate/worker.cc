@@ -308,6 +308,22 @@ Tensor Worker::alloc(DType dtype, Shape shape) {
   return Tensor::borrow(alloc_bytes(std::max<size_t>(bytes, 1)), dtype, std::move(shape));
 }
 
+OpCall Worker::copy_in(const OpCall& src) {
+  OpCall c;
+  c.params = src.params;
+  for (const Tensor& t : src.args) {
+    if (!t.defined()) {
+      c.args.push_back(t);
+      continue;
+    }
+    Tensor r = alloc(t.dtype(), t.shape());  // empty ones too: every defined tensor lives in the arena
+    const Tensor s = t.is_contiguous() ? t : t.contiguous_copy();
+    std::memcpy(r.data(), s.data(), t.nbytes());
+    c.args.push_back(r);
+  }
+  return c;
+}
+
 void Worker::reset_arena() { used_ = sandbox::kChannelBytes; }
 
 bool Worker::in_arena(const void* p, size_t bytes) const {
@@ -430,18 +446,7 @@ OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, st
       return;
     }
     worker->reset_arena();
-    OpCall remote;
-    remote.params = call.params;
-    for (const Tensor& t : call.args) {
-      if (!t.defined()) {
-        remote.args.push_back(t);
-        continue;
-      }
-      Tensor r = worker->alloc(t.dtype(), t.shape());
-      const Tensor c = t.is_contiguous() ? t : t.contiguous_copy();
-      std::memcpy(r.data(), c.data(), t.nbytes());
-      remote.args.push_back(r);
-    }
+    const OpCall remote = worker->copy_in(call);
     const std::string op = worker->config().library.empty() ? base->op : worker->config().op;
     const auto reply = worker->call(op, remote);
     if (!reply) {

@@ -81,6 +81,8 @@ class Worker {
   // Arena tensors (64-byte aligned, zero-filled once). reset_arena() frees them all.
   Tensor alloc(DType dtype, Shape shape);
   unsigned char* alloc_bytes(size_t bytes);
+  // A contiguous copy of `call` in the arena (undefined tensors stay undefined).
+  OpCall copy_in(const OpCall& call);
   void reset_arena();
   bool in_arena(const void* p, size_t bytes) const;
 
