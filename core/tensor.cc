@@ -6,17 +6,34 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/mman.h>
 
 namespace fk {
 namespace {
 
+// Blocks of kLargeBlock bytes or more are anonymous mappings of their own (glibc's
+// malloc maps blocks of this size too): zero-filled by the kernel, page-aligned, and
+// committed only where written. Smaller ones come from the heap, 64-byte aligned.
 class CpuAllocator final : public Allocator {
  public:
+  static constexpr size_t kLargeBlock = size_t{32} << 20;
+
   void* allocate(size_t bytes, Device) override {
+    if (bytes >= kLargeBlock) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      return p == MAP_FAILED ? nullptr : p;
+    }
     const size_t rounded = (bytes + 63) / 64 * 64;
     return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   }
-  void deallocate(void* ptr, size_t, Device) override { std::free(ptr); }
+  void deallocate(void* ptr, size_t bytes, Device) override {
+    if (bytes >= kLargeBlock) {
+      munmap(ptr, bytes);
+    } else {
+      std::free(ptr);
+    }
+  }
+  bool allocates_zeroed(size_t bytes) const override { return bytes >= kLargeBlock; }
 };
 
 CpuAllocator g_cpu_allocator;
@@ -78,7 +95,7 @@ Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t = empty(dtype, std::move(shape));
-  std::memset(t.data(), 0, t.nbytes());
+  if (!allocator_for(Device::cpu())->allocates_zeroed(t.nbytes())) std::memset(t.data(), 0, t.nbytes());
   return t;
 }
 

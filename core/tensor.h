@@ -41,6 +41,10 @@ class Allocator {
   virtual ~Allocator() = default;
   virtual void* allocate(size_t bytes, Device device) = 0;
   virtual void deallocate(void* ptr, size_t bytes, Device device) = 0;
+  // (optional) Whether allocate(bytes) returns memory already filled with zeros, so
+  // that Tensor::zeros need not write it (the CPU allocator's large blocks are fresh
+  // anonymous pages: zero, and not backed by memory until written).
+  virtual bool allocates_zeroed(size_t /*bytes*/) const { return false; }
 };
 
 // Installs the allocator for a device kind (the CPU one is built in). Not thread-safe
@@ -72,7 +76,8 @@ class Tensor {
 
   // New contiguous tensor; contents uninitialised. 64-byte aligned on the CPU.
   static Tensor empty(DType dtype, Shape shape, Device device = Device::cpu());
-  // New contiguous CPU tensor filled with zeros.
+  // New contiguous CPU tensor filled with zeros. Large tensors are fresh pages that
+  // take no memory until written (a placeholder that is never written costs nothing).
   static Tensor zeros(DType dtype, Shape shape);
   // Wraps memory the caller owns and keeps alive.
   static Tensor borrow(void* data, DType dtype, Shape shape, Device device = Device::cpu());

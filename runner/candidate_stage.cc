@@ -66,7 +66,9 @@ void CandidateStage::build() {
     for (auto& e : entries_) build_one(e);
 }
 
-std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>& instances) {
+void CandidateStage::check(const std::vector<InstanceRecord>& instances) { gate(instances); }
+
+std::vector<int32_t> CandidateStage::gate(const std::vector<InstanceRecord>& instances) {
   // One rank per pipeline stage checks that stage's instances (TP and DP peers hold
   // the same shapes).
   const bool checker = pl_.tp_rank == 0 && pl_.dp_rank == 0;
@@ -100,6 +102,11 @@ std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>&
   }
   if (!entries_.empty())
     group_.all_reduce(blocked.data(), blocked.data(), blocked.size(), DType::kI32, collectives::ReduceOp::kMax);
+  return blocked;
+}
+
+std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>& instances) {
+  const std::vector<int32_t> blocked = gate(instances);
   ImplSet set = baseline_set();
   bool any = false;
   for (size_t k = 0; k < entries_.size(); ++k) {

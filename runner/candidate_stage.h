@@ -38,6 +38,9 @@ class CandidateStage {
   // with the group, returns the implementation set of the selected run (nullopt when
   // no candidate may run in-process). Collective over the group.
   std::optional<ImplSet> select(const std::vector<InstanceRecord>& instances);
+  // The same checks and agreement without a selected run (a job without the model
+  // stage: its instances come from the shape pass). Collective over the group.
+  void check(const std::vector<InstanceRecord>& instances);
   // The baseline implementation set of the baseline run: the candidates' ops through a
   // baseline worker (see above). Not collective.
   ImplSet baseline_set();
@@ -62,6 +65,9 @@ class CandidateStage {
     std::shared_ptr<kernels::RemoteFailure> model_failure = std::make_shared<kernels::RemoteFailure>();
   };
   void build_one(Entry& e);
+  // Checks this rank's instances; returns per entry whether it may not join the model
+  // stage, agreed over the group (the maximum). Collective.
+  std::vector<int32_t> gate(const std::vector<InstanceRecord>& instances);
 
   const spec::Job& job_;
   collectives::Communicator& group_;

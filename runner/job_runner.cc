@@ -157,11 +157,20 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
   mc.rank = group.rank();
   mc.record_instances = job.kernel_stage.enabled || !candidates.empty();
-  if (!candidates.empty()) {
-    mc.baseline = candidates.baseline_set();
-    mc.select = [&candidates](const std::vector<InstanceRecord>& inst) { return candidates.select(inst); };
+  ModelStageOutput model;
+  if (job.model_stage.enabled) {
+    if (!candidates.empty()) {
+      mc.baseline = candidates.baseline_set();
+      mc.select = [&candidates](const std::vector<InstanceRecord>& inst) { return candidates.select(inst); };
+    }
+    model = model_stage_run(mc);
+  } else {
+    // Without the model stage only the op instances are needed: the shape pass finds
+    // them without computing the model, so a published-size model is checked at its
+    // real shapes on a machine that could not run it.
+    model.instances = model_stage_instances(mc);
+    if (!candidates.empty()) candidates.check(model.instances);
   }
-  ModelStageOutput model = model_stage_run(mc);
 
   std::vector<KernelInstanceResult> kernels;
   if (job.kernel_stage.enabled) {
@@ -173,13 +182,6 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
     kc.rank = group.rank();
     kc.flush_bytes = options.flush_bytes;
     kernels = kernel_stage_run(kc, ImplSet::baseline(DeviceKind::kCpu));
-  }
-  if (!job.model_stage.enabled) {  // the model ran only to find the op instances
-    model.steps.clear();
-    model.ops.clear();
-    model.layers.clear();
-    model.logits.clear();
-    model.fp32_logits = Tensor();
   }
 
   json payload = {{"host", hostname()},
@@ -215,7 +217,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
   const int64_t steps = job.arch.attention.causal ? 1 + job.workload.decode_steps : 1;
-  const bool keep_logits = job.arch.head.kind == spec::HeadKind::kLm &&
+  const bool keep_logits = job.model_stage.enabled && job.arch.head.kind == spec::HeadKind::kLm &&
                            steps * job.workload.batch * job.arch.vocab_size * 4 <= (int64_t{16} << 20);
   if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, job.arch.vocab_size});
   auto place_logits = [&](const Tensor& part, int rank_of_sender) {

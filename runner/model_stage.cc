@@ -108,6 +108,24 @@ class ModelStage {
     if (!a_.attention.causal) steps_.resize(1);
   }
 
+  // The shape pass (model_stage_instances): one pass over every step with placeholder
+  // weights, no op run, recording what the baseline run would record.
+  std::vector<InstanceRecord> instances() {
+    const ModelWeights weights = ModelWeights::placeholders(a_, pl_, w_.dtype_for(a_));
+    Runtime rt(ImplSet::baseline(c_.device));
+    rt.set_shapes_only(true);
+    InstanceRecorder recorder;
+    rt.set_recorder(&recorder);
+    Transformer model(a_, w_, pl_, c_.comms, weights, rt);
+    const Tensor prompt = model_stage_prompt(a_, w_, pl_, c_.seed);
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      recorder.set_measured(measured_step(s));
+      model.step(s == 0 ? prompt : Tensor::zeros(DType::kI64, {pl_.batch_size(w_), 1}), steps_[s].q_len,
+                 steps_[s].q_start);
+    }
+    return recorder.instances();
+  }
+
   ModelStageOutput run() {
     out_.traced_rows_per_sequence = trace_all_rows_ ? w_.seq_len : 1;
     const DType dtype = w_.dtype_for(a_);
@@ -137,6 +155,13 @@ class ModelStage {
   }
 
  private:
+  // The step whose calls the kernel stage times: the prefill of a prefill workload (or
+  // of a model without decode steps), else the first decode step.
+  bool measured_step(size_t s) const {
+    const bool prefill = w_.phase == spec::Phase::kPrefill || steps_.size() == 1;
+    return prefill ? s == 0 : s == 1;
+  }
+
   // Rows of a micro-batch's stream kept for tracing: all, or each sequence's last.
   Tensor traced(const Tensor& stream, int64_t q_len) const {
     if (trace_all_rows_ || q_len == 1) return stream;
@@ -177,7 +202,6 @@ class ModelStage {
     InstanceRecorder recorder;
     Transformer model(a_, w_, pl_, c_.comms, weights, rt);
     const int64_t iterations = std::max<int64_t>(1, c_.iterations);
-    const bool measure_prefill = w_.phase == spec::Phase::kPrefill || steps_.size() == 1;
     for (int64_t it = 0; it < iterations; ++it) {
       model.reset();
       std::string current_step;
@@ -204,7 +228,7 @@ class ModelStage {
         // Every step of the baseline run's first iteration is recorded (candidates are
         // checked at every shape the model calls); the measured step is marked.
         const bool record = it == 0 && !is_fp32 && run == "baseline" && c_.record_instances;
-        recorder.set_measured(measure_prefill ? s == 0 : s == 1);
+        recorder.set_measured(measured_step(s));
         rt.set_recorder(record ? &recorder : nullptr);
         Tensor tokens = s == 0 ? prompt_ : decode_tokens(s - 1);
         sink.begin(run, it, sp.name, c_.rank);
@@ -309,5 +333,9 @@ Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, 
 }
 
 ModelStageOutput model_stage_run(const ModelStageConfig& config) { return ModelStage(config).run(); }
+
+std::vector<InstanceRecord> model_stage_instances(const ModelStageConfig& config) {
+  return ModelStage(config).instances();
+}
 
 }  // namespace fk::runner

@@ -63,6 +63,15 @@ struct ModelStageOutput {
 // Runs the model stage; collective: every rank of the job group calls it.
 ModelStageOutput model_stage_run(const ModelStageConfig& config);
 
+// The shape pass: the op instances model_stage_run's baseline run would record (every
+// step's calls, the measured step's marked), found without computing anything — the
+// weights are placeholders that take no memory until written and no op runs
+// (Runtime::set_shapes_only) — so that the kernel stage and the candidates' gates can
+// see the published model's shapes on a machine that could not run it. Reads only
+// arch, workload, placement, comms, seed and device. Collective in the
+// sense that every rank of the group calls it (no data moves).
+std::vector<InstanceRecord> model_stage_instances(const ModelStageConfig& config);
+
 // The prompt token ids of this replica's sequences ([batch_size, seq_len] int64), drawn
 // from the seed so that every layout sees the same prompts.
 Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed);

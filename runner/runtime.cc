@@ -102,6 +102,10 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     ++fallbacks_;
   }
   if (recorder_ != nullptr) recorder_->record(op, role, layer_, call);
+  if (shapes_only_) {
+    progress_tick();
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   try {
     impl->run(call);
@@ -115,13 +119,14 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
 }
 
 void Runtime::all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role) {
-  if (!active(comm)) return;
+  if (!active(comm) || shapes_only_) return;
   const auto t0 = std::chrono::steady_clock::now();
   comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
   emit("all_reduce", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
 }
 
 void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const Tensor& out, const std::string& role) {
+  if (shapes_only_) return;
   if (!active(comm)) {
     if (out.data() != t.data()) std::memcpy(out.data(), t.data(), t.nbytes());
     return;
@@ -132,21 +137,21 @@ void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const
 }
 
 void Runtime::send(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
-  if (!active(comm)) return;
+  if (!active(comm) || shapes_only_) return;
   const auto t0 = std::chrono::steady_clock::now();
   comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
   emit("send", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
 }
 
 void Runtime::recv(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
-  if (!active(comm)) return;
+  if (!active(comm) || shapes_only_) return;
   const auto t0 = std::chrono::steady_clock::now();
   comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
   emit("recv", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
 }
 
 void Runtime::broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role) {
-  if (!active(comm)) return;
+  if (!active(comm) || shapes_only_) return;
   const auto t0 = std::chrono::steady_clock::now();
   comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);
   emit("broadcast", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));

@@ -83,6 +83,11 @@ class Runtime {
   void set_sink(EventSink* sink) { sink_ = sink; }
   void set_recorder(InstanceRecorder* recorder) { recorder_ = recorder; }
   void set_layer(int64_t layer) { layer_ = layer; }
+  // Shape pass: every call is checked and recorded as usual, but no op runs (outputs
+  // keep whatever they held) and no collective moves data (every rank of a group skips
+  // the same calls). The op instances of a model too large to compute here then cost
+  // only their bookkeeping; nothing is timed or reported to the sink.
+  void set_shapes_only(bool shapes_only) { shapes_only_ = shapes_only; }
   const ImplSet& impls() const { return impls_; }
   int64_t fallbacks() const { return fallbacks_; }
 
@@ -108,6 +113,7 @@ class Runtime {
   InstanceRecorder* recorder_ = nullptr;
   int64_t layer_ = -1;
   int64_t fallbacks_ = 0;
+  bool shapes_only_ = false;
 };
 
 }  // namespace fk::runner

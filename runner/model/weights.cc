@@ -20,10 +20,12 @@ Tensor draw(uint64_t seed, const std::string& name, int64_t rows_total, int64_t 
   return t;
 }
 
-Tensor concat_rows(const std::vector<Tensor>& parts) {
+// With `copy` false (placeholders) only the shape is made.
+Tensor concat_rows(const std::vector<Tensor>& parts, bool copy) {
   int64_t rows = 0, cols = parts.empty() ? 0 : parts[0].size(1);
   for (const auto& p : parts) rows += p.size(0);
-  Tensor out = Tensor::empty(DType::kF32, {rows, cols});
+  Tensor out = Tensor::empty(parts.empty() ? DType::kF32 : parts[0].dtype(), {rows, cols});
+  if (!copy) return out;
   char* dst = static_cast<char*>(out.data());
   for (const auto& p : parts) {
     std::memcpy(dst, p.data(), p.nbytes());
@@ -33,10 +35,11 @@ Tensor concat_rows(const std::vector<Tensor>& parts) {
 }
 
 // Vectors of any lengths, end to end.
-Tensor concat_vectors(const std::vector<Tensor>& parts) {
+Tensor concat_vectors(const std::vector<Tensor>& parts, bool copy) {
   int64_t n = 0;
   for (const auto& p : parts) n += p.numel();
-  Tensor out = Tensor::empty(DType::kF32, {n});
+  Tensor out = Tensor::empty(parts.empty() ? DType::kF32 : parts[0].dtype(), {n});
+  if (!copy) return out;
   float* dst = out.data_as<float>();
   for (const auto& p : parts) {
     std::memcpy(dst, p.data(), p.nbytes());
@@ -47,15 +50,22 @@ Tensor concat_vectors(const std::vector<Tensor>& parts) {
 
 float linear_bound(int64_t fan_in) { return static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in))); }
 
+// Builds a shard from `src` (fp32), or when `src` is null placeholders in `dtype`:
+// tensors of the same shapes that are allocated and never written.
 struct Gen {
   const Architecture& a;
   const Placement& pl;
-  const WeightSource& src;
+  const WeightSource* src;
+  DType dtype = DType::kF32;
 
+  bool fill() const { return src != nullptr; }
   Tensor draw(const std::string& name, int64_t rows_total, int64_t cols_total, int64_t r0, int64_t nr, int64_t c0,
               int64_t nc, float lo, float hi) const {
-    return src.block(name, rows_total, cols_total, r0, nr, c0, nc, lo, hi);
+    if (!fill()) return Tensor::empty(dtype, {nr, nc});
+    return src->block(name, rows_total, cols_total, r0, nr, c0, nc, lo, hi);
   }
+  Tensor concat_rows(const std::vector<Tensor>& parts) const { return runner::concat_rows(parts, fill()); }
+  Tensor concat_vectors(const std::vector<Tensor>& parts) const { return runner::concat_vectors(parts, fill()); }
   Tensor draw_vector(const std::string& name, int64_t n, float lo, float hi) const {
     return draw(name, 1, n, 0, 1, 0, n, lo, hi).reshape({n});
   }
@@ -65,7 +75,7 @@ struct Gen {
   Tensor norm(const std::string& name, int64_t n = 0) const {
     const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;  // Gemma stores w in (1 + w)
     Tensor w = draw_vector(name, n > 0 ? n : a.hidden_size, c - 0.2f, c + 0.2f);
-    if (a.norm.weight_offset != 0) {  // fold the offset in: the op multiplies by the tensor
+    if (fill() && a.norm.weight_offset != 0) {  // fold the offset in: the op multiplies by the tensor
       for (float& v : w.span<float>()) v += static_cast<float>(a.norm.weight_offset);
     }
     return w;
@@ -157,8 +167,8 @@ struct Gen {
       down.push_back(cols(layer_name(l, fmt::format("mlp.experts.{}.down_proj.weight", x)), im, i0, iml));
     }
     w.w13 = concat_rows(up).reshape({e, 2 * iml, h});
-    Tensor d = Tensor::empty(DType::kF32, {e, h, iml});
-    for (int64_t x = 0; x < e; ++x)
+    Tensor d = Tensor::empty(dtype, {e, h, iml});
+    for (int64_t x = 0; x < e && fill(); ++x)
       std::memcpy(d.data_as<float>() + x * h * iml, down[static_cast<size_t>(x)].data(), down[static_cast<size_t>(x)].nbytes());
     w.w2 = d;
     if (a.moe.shared_experts > 0) {
@@ -171,6 +181,7 @@ struct Gen {
 
   Tensor vocab_block(const std::string& name) const {
     const int64_t block = pl.vocab_block(a), n = pl.vocab_rows(a), h = a.hidden_size;
+    if (!fill()) return Tensor::empty(dtype, {block, h});
     Tensor t = Tensor::zeros(DType::kF32, {block, h});
     if (n > 0) {
       const float b = name.find("embed_tokens") != std::string::npos ? std::sqrt(3.0f) : linear_bound(h);
@@ -193,8 +204,18 @@ ModelWeights ModelWeights::generate(const Architecture& a, const Placement& pl, 
 }
 
 ModelWeights ModelWeights::build(const Architecture& a, const Placement& pl, const WeightSource& source) {
-  Gen g{a, pl, source};
+  return build_shard(a, pl, &source, DType::kF32);
+}
+
+ModelWeights ModelWeights::placeholders(const Architecture& a, const Placement& pl, DType dtype) {
+  return build_shard(a, pl, nullptr, dtype);
+}
+
+ModelWeights ModelWeights::build_shard(const Architecture& a, const Placement& pl, const WeightSource* source,
+                                       DType dtype) {
+  Gen g{a, pl, source, source != nullptr ? DType::kF32 : dtype};
   ModelWeights m;
+  m.dtype = g.dtype;
   const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
   if (pl.first_stage()) {
     m.embed = g.vocab_block("model.embed_tokens.weight");

@@ -72,9 +72,17 @@ struct ModelWeights {
   // The fp32 master weights of `placement`'s shard, from any source (a checkpoint:
   // runner/model/checkpoint_weights.h).
   static ModelWeights build(const spec::Architecture& a, const Placement& placement, const WeightSource& source);
+  // Tensors of the shard's shapes in `dtype` whose values are unspecified: allocated,
+  // never written (large ones take no memory), for the shape pass of a model too
+  // large to compute here (Runtime::set_shapes_only).
+  static ModelWeights placeholders(const spec::Architecture& a, const Placement& placement, DType dtype);
   // A copy with every tensor rounded to `dtype`.
   ModelWeights to_dtype(DType dtype) const;
   int64_t parameter_count() const;
+
+ private:
+  static ModelWeights build_shard(const spec::Architecture& a, const Placement& placement, const WeightSource* source,
+                                  DType dtype);
 };
 
 }  // namespace fk::runner

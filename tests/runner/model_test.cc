@@ -1,5 +1,6 @@
 // Model-level unit tests on one rank: weight sharding equals slicing the full model,
-// rope scaling, and swapping an op implementation without touching model code.
+// rope scaling, swapping an op implementation without touching model code, and the
+// shape pass (the op instances of a model without computing it).
 #include "core/spec/spec_file.h"
 #include "kernels/cpu/elem.h"
 #include "runner/model/rope_cache.h"
@@ -8,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <fmt/format.h>
 #include <filesystem>
 #include <numbers>
 
@@ -190,6 +194,86 @@ TEST(ModelStage, EveryShippedArchitectureRunsItsTinyPreset) {
     ++n;
   }
   EXPECT_GE(n, 11u);
+}
+
+std::string instance_key(const InstanceRecord& r) {
+  std::string k = fmt::format("{} {} {} calls={} measured={} layers=", r.op, r.role, dtype_name(r.dtype), r.calls,
+                              r.measured);
+  for (int64_t l : r.layers) k += fmt::format("{},", l);
+  for (const auto& [d, v] : r.shape.dims) k += fmt::format(" {}={}", d, v);
+  for (double p : r.shape.params) k += fmt::format(" {}", p);
+  return k;
+}
+
+// The shape pass records exactly what the baseline run records — every op, role, shape,
+// dtype, call count, layer list and measured mark — for every shipped architecture,
+// for prefill and decode workloads and for a tensor-parallel shard.
+TEST(ShapePass, FindsTheInstancesOfTheBaselineRun) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FK_SOURCE_DIR) + "/specs/architectures")) {
+    const std::string name = entry.path().stem().string();
+    for (const spec::Phase phase : {spec::Phase::kPrefill, spec::Phase::kDecode})
+      for (const int64_t tp : {1, 2}) {
+        ModelStageConfig c;
+        c.arch = tiny(name);
+        c.workload.name = "w";
+        c.workload.phase = phase;
+        c.workload.batch = 2;
+        c.workload.seq_len = 6;
+        c.workload.decode_steps = c.arch.head.kind == spec::HeadKind::kLm ? 2 : 0;
+        if (phase == spec::Phase::kDecode && c.workload.decode_steps == 0) continue;
+        c.placement.tp = tp;
+        c.placement.tp_rank = tp - 1;
+        c.seed = 3;
+        const ModelStageOutput run = model_stage_run(c);
+        const std::vector<InstanceRecord> shapes = model_stage_instances(c);
+        ASSERT_FALSE(run.instances.empty()) << name;
+        ASSERT_EQ(shapes.size(), run.instances.size()) << name;
+        for (size_t i = 0; i < shapes.size(); ++i)
+          ASSERT_EQ(instance_key(shapes[i]), instance_key(run.instances[i])) << name << " tp" << tp;
+        ++n;
+      }
+  }
+  EXPECT_GE(n, 30u);
+}
+
+// Peak resident memory of this process, bytes.
+double peak_rss() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0;
+}
+
+// Llama 3.1 8B at its published sizes (16 GB of bf16 weights): the shape pass finds
+// its real shapes without the memory to hold it.
+TEST(ShapePass, PublishedModelSizesNeedNoMemory) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);
+  ASSERT_TRUE(doc.has_value()) << d.to_string();
+  ModelStageConfig c;
+  c.arch = doc->full;
+  c.workload.name = "w";
+  c.workload.batch = 2;
+  c.workload.seq_len = 64;
+  c.workload.decode_steps = 1;
+  const double before = peak_rss();
+  const std::vector<InstanceRecord> shapes = model_stage_instances(c);
+  EXPECT_LT(peak_rss() - before, 1.5e9) << "the placeholders took memory";
+  bool norm = false, down = false;
+  for (const auto& r : shapes) {
+    if (r.op == "fused_add_rms_norm" && r.role == "mlp.norm" && r.measured) {
+      EXPECT_EQ(r.shape.dim("hidden"), 4096);
+      EXPECT_EQ(r.shape.dim("tokens"), 128);
+      EXPECT_EQ(r.calls, 32);  // every layer's
+      norm = true;
+    }
+    if (r.op == "linear" && r.role == "mlp.down_proj" && r.measured) {
+      EXPECT_EQ(r.layers.size(), 32u);
+      down = true;
+    }
+  }
+  EXPECT_TRUE(norm);
+  EXPECT_TRUE(down);
 }
 
 }  // namespace
