@@ -1,8 +1,18 @@
 // `fk check`: one command a kernel author runs in a loop. For the given candidate
-// folders it writes a small campaign (the architectures, layouts and workloads asked
-// for, one candidate set per candidate), plans it, runs it with fk-runner under a
-// local mpirun (build, kernel-level gates at every shape, model stage with the
-// candidate swapped in), reads the job files and prints one table of verdicts.
+// folders it writes a small campaign per scale (the architectures, layouts and
+// workloads asked for, one candidate set per candidate), plans it, runs it with
+// fk-runner under a local mpirun, reads the job files and prints the verdict tables.
+//
+// Scales (presets of the architectures): by default "full" and "tiny". At "full" —
+// the published sizes, e.g. Llama 3.1 8B's hidden 4096 — the jobs run the candidates'
+// gates at every shape the model calls, found by the shape pass without computing the
+// model (runner/model_stage.h), so an error that shows only at real widths (an fp16
+// accumulator) is caught on any machine; with `full_model` the whole model runs there
+// too. At any other preset the job also runs the whole model with the candidate
+// swapped in (drift over the layers, greedy tokens, end-to-end time). A shape-only
+// pass leaves out an architecture whose smaller preset has the published sizes (its
+// shapes are checked with the whole model); an architecture without a preset is left
+// out of that scale's pass, with a note.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +27,8 @@ struct CheckOptions {
   std::vector<std::string> layouts;     // "tp1", "tp2pp1", ...
   std::vector<std::string> workloads;   // names/paths; empty: a built-in prefill and decode workload
   std::string dtype;                    // override the workloads' dtype ("" = the architecture's)
-  std::string scale = "tiny";
+  std::vector<std::string> scales;      // presets; empty: {"full", "tiny"}
+  bool full_model = false;              // the model stage also at "full"
   std::string specs_dir;                // default: the specs folder of this source tree
   std::string results_dir;              // default: ./fk-check/<first candidate>
   uint64_t seed = 1;

@@ -1,4 +1,4 @@
-// `fk check <candidate-folder>... [--arch NAME ...] [--layout tp2 ...] [--scale tiny]`.
+// `fk check <candidate-folder>... [--arch NAME ...] [--layout tp2 ...] [--scale full,tiny] [--full-model]`.
 #include "orchestrator/check.h"
 #include "orchestrator/commands.h"
 
@@ -14,7 +14,12 @@ void register_check(CLI::App& app, int* status) {
   sub->add_option("--layout", o->layouts, "Layouts such as tp1, tp2, tp2pp2 (default: tp1)");
   sub->add_option("--workload", o->workloads, "Workloads (names or paths; default: a small prefill and decode)");
   sub->add_option("--dtype", o->dtype, "Element type of the default workloads (default: the architecture's)");
-  sub->add_option("--scale", o->scale, "Architecture preset (default: tiny)");
+  sub->add_option("--scale", o->scales,
+                  "Architecture presets to check, e.g. --scale tiny (default: full and tiny: gates at the published "
+                  "sizes' shapes, the whole model at tiny)")
+      ->delimiter(',');
+  sub->add_flag("--full-model", o->full_model,
+                "Also run the whole model at the published sizes (needs the memory of the model)");
   sub->add_option("--specs", o->specs_dir, "Specs folder (default: this source tree's specs/)");
   sub->add_option("--results", o->results_dir, "Where job files go (default: ./fk-check/<candidate>)");
   sub->add_option("--seed", o->seed, "Seed of weights and inputs");

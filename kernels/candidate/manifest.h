@@ -32,6 +32,7 @@ struct CandidateManifest {
   std::string expect;         // zoo only: the verdict tests expect
   std::string expect_reason;  // zoo only: a substring of the expected reason
   std::string expect_workload;       // zoo only: the workload its test checks it on (default prefill-512)
+  std::string expect_arch;           // zoo only: the architecture its test checks it on (default llama-32-layers)
   double expect_speedup_below = 0;   // zoo only: its kernel speedup must stay below this (0: not checked)
   bool handles(DType d) const;
 };

@@ -1,9 +1,12 @@
-// Every candidate in candidates/ goes through `fk check` (the real command, as a
-// subprocess) on a 32-layer Llama-shaped model, and must get the verdict its manifest
-// expects with a reason containing the expected words: PASSED for the correct
+// Every candidate in candidates/ goes through `fk check` at its default scales (the
+// real command, as a subprocess) on a 32-layer Llama-shaped model (or the architecture
+// its manifest names, `expect_arch`), and must get the verdict its manifest expects
+// with a reason containing the expected words: PASSED in every job for the correct
 // examples, and for the zoo of deliberately bad kernels the verdict in kernel.yaml
-// (`expect`, `expect_reason`). CUDA candidates must build (nvcc, production flags) and
-// are UNSUPPORTED on the CPU backend; they run on the GPU machine.
+// (`expect`, `expect_reason`) in some job and no other failure in any (a kernel wrong
+// only at published widths passes at the tiny preset). CUDA candidates must build
+// (nvcc, production flags) and are UNSUPPORTED on the CPU backend; they run on the
+// GPU machine.
 #include "core/subprocess.h"
 #include "kernels/candidate/manifest.h"
 #include "results/h5/h5.h"
@@ -11,9 +14,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fk {
 namespace {
@@ -63,10 +68,11 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
   fs::remove(escaped_here);
   fs::remove(escaped_tmp);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto run = subprocess_run({FK_EXE, "check", folder, "--arch",
-                                   std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml", "--workload",
-                                   workload, "--results", out, "-q", "--rounds", "2", "--iterations", "3",
-                                   "--time-limit", "5"},
+  const std::string arch = m->expect_arch.empty()
+                               ? std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml"
+                               : m->expect_arch;
+  const auto run = subprocess_run({FK_EXE, "check", folder, "--arch", arch, "--workload", workload, "--results", out,
+                                   "-q", "--rounds", "2", "--iterations", "3", "--time-limit", "5"},
                                   so);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(run.started) << run.error;
@@ -97,24 +103,26 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
       EXPECT_TRUE(s.column<bool>("exercised")[0]);
     }
   }
-  ASSERT_EQ(verdicts.size(), 1u) << run.output;
-  EXPECT_EQ(verdicts[0], expect) << reasons[0] << "\n" << run.output;
-  if (!reason.empty()) {
-    EXPECT_NE(reasons[0].find(reason), std::string::npos) << "reason: " << reasons[0];
-  }
-  if (expect == "PASSED") {
-    EXPECT_EQ(reasons[0], "");
-  }
-  if (m->expect_speedup_below > 0) {
-    ASSERT_FALSE(speedups.empty());
-    EXPECT_LT(speedups[0], m->expect_speedup_below) << "a figure the candidate's process could change";
-  }
-  if (!cuda) {
-    ASSERT_FALSE(sandboxes.empty());
-    if (expect != "COMPILE_ERROR" && expect != "UNSUPPORTED") {
-      EXPECT_NE(sandboxes[0].find("seccomp"), std::string::npos) << sandboxes[0];
+  ASSERT_FALSE(verdicts.empty()) << run.output;
+  size_t expected_at = verdicts.size();
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    // Every job gets the expected verdict or PASSED, and PASSED carries no reason.
+    EXPECT_TRUE(verdicts[i] == expect || verdicts[i] == "PASSED") << verdicts[i] << ": " << reasons[i] << "\n"
+                                                                   << run.output;
+    if (verdicts[i] == "PASSED") {
+      EXPECT_EQ(reasons[i], "");
+    }
+    if (verdicts[i] == expect && (reason.empty() || reasons[i].find(reason) != std::string::npos)) expected_at = i;
+    if (m->expect_speedup_below > 0 && std::isfinite(speedups[i])) {
+      EXPECT_LT(speedups[i], m->expect_speedup_below) << "a figure the candidate's process could change";
+    }
+    if (!cuda && expect != "COMPILE_ERROR" && expect != "UNSUPPORTED") {
+      EXPECT_NE(sandboxes[i].find("seccomp"), std::string::npos) << sandboxes[i];
     }
   }
+  EXPECT_LT(expected_at, verdicts.size()) << "no job gave " << expect << " with a reason containing '" << reason
+                                          << "'; reasons: " << fmt::format("{}", fmt::join(reasons, " | "))
+                                          << "\n" << run.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Candidates, ::testing::ValuesIn(candidate_folders()),

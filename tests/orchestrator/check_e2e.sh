@@ -10,12 +10,12 @@ res=$work/$case
 rm -rf "$res" && mkdir -p "$res"
 export FK_CACHE_DIR=$work/cache
 fail() { echo "FAIL ($case): $*"; exit 1; }
-check=("$fk" check "$src/candidates/rms_norm/cpu" --arch llama-3.1-8b --layout tp1 --layout tp2 --results "$res"
-       -q --rounds 1 --iterations 2 --time-limit 20)
+check=("$fk" check "$src/candidates/rms_norm/cpu" --arch llama-3.1-8b --scale tiny --layout tp1 --layout tp2
+       --results "$res" -q --rounds 1 --iterations 2 --time-limit 20)
 # The per-job table lists the finished tp1 jobs and no tp2 job.
 table_shows_tp1() {
-  sed -n '/^per job/,$p' <<<"$1" | grep -q "llama-3.1-8b  tp1" || return 1
-  ! sed -n '/^per job/,$p' <<<"$1" | grep -q "llama-3.1-8b  tp2"
+  sed -n '/^per job/,$p' <<<"$1" | grep -Eq "llama-3.1-8b +tiny +tp1" || return 1
+  ! sed -n '/^per job/,$p' <<<"$1" | grep -Eq "llama-3.1-8b +tiny +tp2"
 }
 case $case in
   later_job_fails)
