@@ -66,6 +66,7 @@ std::string SubprocessResult::describe() const {
   if (!started) return fmt::format("could not start: {}", error);
   if (idle_timeout) return fmt::format("no output for the idle time limit after {:.1f} s", seconds);
   if (timed_out) return fmt::format("time limit reached after {:.1f} s", seconds);
+  if (stopped) return fmt::format("stopped after {:.1f} s", seconds);
   if (signal != 0) return fmt::format("killed by {}", signal_name(signal));
   return fmt::format("exit status {}", exit_code);
 }
@@ -199,9 +200,14 @@ SubprocessResult subprocess_run(const std::vector<std::string>& argv, const Subp
     const double idle = std::chrono::duration<double>(now - last_output).count();
     const bool over_total = o.timeout_s > 0 && elapsed > o.timeout_s;
     const bool over_idle = o.idle_timeout_s > 0 && idle > o.idle_timeout_s;
-    if (!killed && (over_total || over_idle)) {
-      r.timed_out = true;
-      r.idle_timeout = !over_total;
+    const int stop = o.stop != nullptr ? o.stop->load() : 0;
+    if (stop >= 2) {
+      r.stopped = true;
+      kill(-pid, SIGKILL);
+    } else if (!killed && (over_total || over_idle || stop == 1)) {
+      r.timed_out = stop == 0;
+      r.idle_timeout = stop == 0 && !over_total;
+      r.stopped = stop != 0;
       kill(-pid, SIGTERM);
       killed = true;
       kill_time = now;
@@ -216,7 +222,7 @@ SubprocessResult subprocess_run(const std::vector<std::string>& argv, const Subp
   kill(-pid, SIGKILL);  // nothing of the child's group outlives the call
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);
+  if (WIFSIGNALED(status) && !r.timed_out && !r.stopped) r.signal = WTERMSIG(status);
   return r;
 }
 

@@ -14,6 +14,7 @@
 // handler (an Asio signal_set would report the caller's SIGTERM).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <sys/types.h>
@@ -31,6 +32,11 @@ struct SubprocessOptions {
   std::function<void(const std::string&)> on_line;  // each complete stdout line
   size_t max_output_bytes = size_t{16} << 20;       // beyond this, output is truncated
   void (*test_after_fork)() = nullptr;  // test seam: see subprocess_fork
+  // Polled while the child runs (every 50 ms): once it is 1 the child's process group
+  // gets SIGTERM (SIGKILL 2 s later), at 2 or more SIGKILL at once; the result then
+  // says `stopped`. For a caller's SIGINT/SIGTERM handler, so that nothing it started
+  // outlives it.
+  const std::atomic<int>* stop = nullptr;
 };
 
 struct SubprocessResult {
@@ -39,11 +45,12 @@ struct SubprocessResult {
   int signal = 0;           // when a signal ended it (not our timeout kill)
   bool timed_out = false;   // our limit ended it
   bool idle_timeout = false;
+  bool stopped = false;     // options.stop ended it
   double seconds = 0;
   std::string output;       // stdout (and stderr if merged)
   std::string error_output; // stderr when not merged
   std::string error;        // why it could not start
-  bool ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }
+  bool ok() const { return started && !timed_out && !stopped && signal == 0 && exit_code == 0; }
   // "exit status 1", "killed by SIGSEGV", "time limit of 10 s reached"...
   std::string describe() const;
 };

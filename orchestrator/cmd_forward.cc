@@ -4,14 +4,19 @@
 // One forward pass of a model on the CPU backend (runner/forward.h says what is
 // written). fk checks the arguments it can, then launches the ranks the layout needs:
 // `mpirun -np <tp*pp*dp> fk-runner --forward ...` ($FK_MPIRUN, $FK_RUNNER as for
-// fk run), or fk-runner alone for one rank. The runner's messages pass through; the
-// exit status is the runner's (2 bad input, 3 failed, 4 crashed).
+// fk run), or fk-runner alone for one rank, in a process group of its own under a time
+// limit (--timeout, default one hour). SIGINT/SIGTERM stop that group (a second one
+// kills it at once) and fk exits 130/143 with nothing left running. The runner's
+// messages pass through; the exit status is the runner's (2 bad input, 3 failed, 4
+// crashed), 3 after the time limit.
 #include "core/spec/spec_file.h"
 #include "core/spec/workload.h"
 #include "core/subprocess.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/launch.h"
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
@@ -23,8 +28,16 @@ namespace {
 struct ForwardArgs {
   std::string spec, preset = "full", weights, inputs, layout = "tp1", dtype = "fp32", output;
   uint64_t seed = 0;
-  double timeout_s = 0;
+  double timeout_s = 3600;
 };
+
+std::atomic<int> g_stop{0};
+std::atomic<int> g_signal{0};
+
+void on_stop_signal(int sig) {
+  g_signal.store(sig);
+  g_stop.fetch_add(1);
+}
 
 int forward_main(const ForwardArgs& a) {
   const auto layout = spec::layout_parse(a.layout);
@@ -47,11 +60,28 @@ int forward_main(const ForwardArgs& a) {
   cmd.insert(cmd.end(), {runner_path(), "--forward", a.spec, "--preset", a.preset, "--inputs", a.inputs, "--layout",
                          a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "-o", a.output});
   if (!a.weights.empty()) cmd.insert(cmd.end(), {"--weights", a.weights});
+  if (!(a.timeout_s >= 0) || a.timeout_s > 31536000) {
+    fmt::print(stderr, "fk forward: --timeout {}: expected seconds in [0, 31536000] (0: none)\n", a.timeout_s);
+    return 2;
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int = {}, old_term = {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
   SubprocessOptions so;
   so.timeout_s = a.timeout_s;
+  so.stop = &g_stop;
   so.on_line = [](const std::string& line) { fmt::print("{}\n", line); };
   if (geteuid() == 0) so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
   const SubprocessResult r = subprocess_run(cmd, so);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (r.stopped) {
+    fmt::print(stderr, "fk forward: stopped by {}; fk-runner ended\n", signal_name(g_signal.load()));
+    return 128 + g_signal.load();
+  }
   if (!r.started) {
     fmt::print(stderr, "fk forward: cannot start {}: {}\n", cmd[0], r.error);
     return 3;
@@ -76,7 +106,7 @@ void register_forward(CLI::App& app, int* status) {
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default fp32)");
   sub->add_option("--preset", a->preset, "The spec's preset (default full)");
   sub->add_option("--seed", a->seed, "Seed of random weights (no checkpoint)");
-  sub->add_option("--timeout", a->timeout_s, "Seconds before the ranks are stopped (default: none)");
+  sub->add_option("--timeout", a->timeout_s, "Seconds before the ranks are stopped (default 3600; 0: none)");
   sub->callback([a, status] { *status = forward_main(*a); });
 }
 
