@@ -10,7 +10,12 @@ Object::Object(Handle id, std::string file, std::string path)
 std::string Object::child_path(std::string_view relative) const {
   if (relative.starts_with('/')) return std::string(relative);
   if (relative.empty() || relative == ".") return path_;
-  return path_ == "/" ? "/" + std::string(relative) : path_ + "/" + std::string(relative);
+  // Appended piece by piece: GCC 12 at -O3 warns (-Werror=restrict) on `"/" + string`.
+  std::string out;
+  out.reserve(path_.size() + 1 + relative.size());
+  if (path_ != "/") out.append(path_);
+  out.append("/").append(relative);
+  return out;
 }
 
 void Object::check_int64_range(std::string_view name, uint64_t value) const {
