@@ -50,25 +50,53 @@ void fs_sync_dir_of(const std::string& path) {
 }
 
 void fs_write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = fs_temp_sibling(path);
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp, std::strerror(errno));
-    const size_t n = std::fwrite(content.data(), 1, content.size(), f);
-    const bool ok = n == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  FsAtomicWriter w(path);
+  w.write(content);
+  w.commit();
+}
+
+FsAtomicWriter::FsAtomicWriter(std::string path) : path_(std::move(path)), tmp_(fs_temp_sibling(path_)) {
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (f_ == nullptr) fail(ErrorKind::kIo, "{}: cannot create: {}", tmp_, std::strerror(errno));
+}
+
+FsAtomicWriter::~FsAtomicWriter() { abandon(); }
+
+void FsAtomicWriter::abandon() {
+  if (f_ == nullptr) return;
+  std::fclose(f_);
+  f_ = nullptr;
+  std::remove(tmp_.c_str());
+}
+
+void FsAtomicWriter::write(std::string_view bytes) {
+  if (f_ == nullptr) fail(ErrorKind::kIo, "{}: write after commit", path_);
+  if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
     const int err = errno;
-    std::fclose(f);
-    if (!ok) {
-      std::remove(tmp.c_str());
-      fail(ErrorKind::kIo, "{}: write failed: {}", path, std::strerror(err));
-    }
+    abandon();
+    fail(ErrorKind::kIo, "{}: write failed: {}", path_, std::strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path, std::strerror(err));
+}
+
+void FsAtomicWriter::commit() {
+  if (f_ == nullptr) fail(ErrorKind::kIo, "{}: commit after commit", path_);
+  bool ok = std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0;
+  int err = errno;
+  if (std::fclose(f_) != 0 && ok) {
+    ok = false;
+    err = errno;
   }
-  fs_sync_dir_of(path);
+  f_ = nullptr;
+  if (!ok) {
+    std::remove(tmp_.c_str());
+    fail(ErrorKind::kIo, "{}: write failed: {}", path_, std::strerror(err));
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int rename_err = errno;
+    std::remove(tmp_.c_str());
+    fail(ErrorKind::kIo, "{}: cannot rename into place: {}", path_, std::strerror(rename_err));
+  }
+  fs_sync_dir_of(path_);
 }
 
 }  // namespace fk

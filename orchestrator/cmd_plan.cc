@@ -1,8 +1,11 @@
 // `fk plan <campaign.yaml> [--json] [--emit jobs.json]`: expands a campaign into jobs.
+// The job file and the table are written as they are made, job by job (job.h,
+// plan.h); --json builds its document in memory.
 #include "core/spec/spec_file.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/plan.h"
 
+#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
 
@@ -36,7 +39,7 @@ void register_plan(CLI::App& app, int* status) {
     } else {
       fmt::print("campaign {} ({} scale, {} backend): {}\n", campaign->name, campaign->scale,
                  spec::backend_name(campaign->backend), o->campaign);
-      fmt::print("{}", plan_format_table(*plan));
+      plan_write_table(*plan, [](std::string_view row) { std::fwrite(row.data(), 1, row.size(), stdout); });
       if (!o->emit.empty()) fmt::print("job file written: {}\n", o->emit);
     }
     *status = 0;

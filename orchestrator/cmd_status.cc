@@ -1,6 +1,7 @@
 // `fk status [--results DIR]`: what a (running or finished) `fk run` has done, from
 // another shell: the lock's holder, job counts from the job file and the journal, the
 // jobs running now, failures with their reasons, the last events.
+#include "core/error.h"
 #include "core/spec/job.h"
 #include "orchestrator/campaign_state.h"
 #include "orchestrator/commands.h"
@@ -23,7 +24,13 @@ int status_main(const std::string& dir, int last_events) {
                dir);
     return 2;
   }
-  const spec::JobFile jf = spec::job_file_read(jobs_file);
+  spec::JobFile jf;
+  try {
+    jf = spec::job_file_read(jobs_file);
+  } catch (const Error& e) {  // damaged, or written by another version of fk
+    fmt::print(stderr, "fk status: {}\n", e.what());
+    return e.kind() == ErrorKind::kInvalidArgument ? 2 : 1;
+  }
   CampaignState state;
   for (const auto& j : jf.jobs) {
     JobTrack t;

@@ -4,6 +4,7 @@
 #include "core/safetensors.h"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -93,36 +94,52 @@ PlanTotals plan_totals(const Plan& plan) {
   return t;
 }
 
-std::string plan_format_table(const Plan& plan) {
-  struct Row {
-    std::string id, arch, layout, workload, cands, ranks, mem;
+namespace {
+
+constexpr size_t kTableColumns = 7;
+using TableRow = std::array<std::string, kTableColumns>;
+
+TableRow table_header() { return {"JOB", "ARCHITECTURE", "LAYOUT", "WORKLOAD", "CANDIDATES", "RANKS", "MEM/RANK"}; }
+
+TableRow table_row(const Job& j) {
+  std::string cands = j.candidates.name;
+  if (j.repetition > 0) cands += fmt::format(" #{}", j.repetition);
+  return {j.id,
+          fmt::format("{} ({})", j.arch.name, j.arch.preset),
+          j.layout.name(),
+          fmt::format("{} {}x{}", j.workload.name, j.workload.batch, j.workload.seq_len),
+          cands,
+          std::to_string(j.layout.ranks()),
+          bytes_human(j.memory.total())};
+}
+
+}  // namespace
+
+void plan_write_table(const Plan& plan, const std::function<void(std::string_view)>& out) {
+  const auto& jobs = plan.job_file.jobs;
+  std::array<size_t, kTableColumns> w{};
+  auto measure = [&](const TableRow& r) {
+    for (size_t i = 0; i < kTableColumns; ++i) w[i] = std::max(w[i], r[i].size());
   };
-  std::vector<Row> rows;
-  rows.push_back({"JOB", "ARCHITECTURE", "LAYOUT", "WORKLOAD", "CANDIDATES", "RANKS", "MEM/RANK"});
-  for (const auto& j : plan.job_file.jobs) {
-    std::string cands = j.candidates.name;
-    if (j.repetition > 0) cands += fmt::format(" #{}", j.repetition);
-    rows.push_back({j.id, fmt::format("{} ({})", j.arch.name, j.arch.preset), j.layout.name(),
-                    fmt::format("{} {}x{}", j.workload.name, j.workload.batch, j.workload.seq_len), cands,
-                    std::to_string(j.layout.ranks()), bytes_human(j.memory.total())});
-  }
-  size_t w[7] = {};
-  for (const auto& r : rows) {
-    const std::string* cols[7] = {&r.id, &r.arch, &r.layout, &r.workload, &r.cands, &r.ranks, &r.mem};
-    for (int i = 0; i < 7; ++i) w[i] = std::max(w[i], cols[i]->size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}\n", r.id, w[0], r.arch, w[1],
-                       r.layout, w[2], r.workload, w[3], r.cands, w[4], r.ranks, w[5], r.mem, w[6]);
-  }
+  measure(table_header());
+  for (const auto& j : jobs) measure(table_row(j));
+  auto print = [&](const TableRow& r) {
+    out(fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {:>{}}\n", r[0], w[0], r[1], w[1], r[2], w[2],
+                    r[3], w[3], r[4], w[4], r[5], w[5], r[6], w[6]));
+  };
+  print(table_header());
+  for (const auto& j : jobs) print(table_row(j));
   for (const auto& s : plan.skipped)
-    out += fmt::format("skipped: {} x {} x {}: {}\n", s.architecture, s.workload, s.layout,
-                       fmt::join(s.reasons, "; "));
+    out(fmt::format("skipped: {} x {} x {}: {}\n", s.architecture, s.workload, s.layout, fmt::join(s.reasons, "; ")));
   const PlanTotals t = plan_totals(plan);
-  out += fmt::format("total: {} jobs, {} rank-slots, widest job {} ranks, largest estimate {} per rank, {} skipped\n",
-                     t.jobs, t.rank_slots, t.max_ranks, bytes_human(t.max_memory_per_rank), t.skipped);
-  return out;
+  out(fmt::format("total: {} jobs, {} rank-slots, widest job {} ranks, largest estimate {} per rank, {} skipped\n",
+                  t.jobs, t.rank_slots, t.max_ranks, bytes_human(t.max_memory_per_rank), t.skipped));
+}
+
+std::string plan_format_table(const Plan& plan) {
+  std::string text;
+  plan_write_table(plan, [&](std::string_view s) { text += s; });
+  return text;
 }
 
 Json plan_to_json(const Plan& plan) {

@@ -7,8 +7,10 @@
 
 #include "core/spec/job.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fk::orchestrator {
@@ -36,8 +38,13 @@ struct PlanTotals {
 std::optional<Plan> plan_campaign(const spec::Campaign& campaign, spec::Diagnostics& diags);
 PlanTotals plan_totals(const Plan& plan);
 
-// The human table (one row per job, then totals) and the JSON form.
+// The human table: one row per job, then the skipped combinations and the totals.
+// plan_write_table hands it to `out` row by row (a first pass over the jobs measures
+// the columns), so printing a million jobs holds one row at a time;
+// plan_format_table returns the same text as one string.
+void plan_write_table(const Plan& plan, const std::function<void(std::string_view)>& out);
 std::string plan_format_table(const Plan& plan);
+// The JSON form (`fk plan --json`): one document, held in memory.
 spec::Json plan_to_json(const Plan& plan);
 
 }  // namespace fk::orchestrator

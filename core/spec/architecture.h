@@ -39,6 +39,7 @@ struct AttentionSpec {
   std::optional<double> logit_softcap;          // tanh soft-capping of scores (Gemma 2)
   bool qk_norm = false;                         // RMSNorm over each q/k head (Qwen3, Gemma 3)
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
+  bool operator==(const AttentionSpec&) const = default;
 };
 
 struct NormSpec {
@@ -46,12 +47,14 @@ struct NormSpec {
   double eps = 1e-6;
   NormPlacement placement = NormPlacement::kPre;
   double weight_offset = 0.0;  // RMSNorm scales by (offset + w): Gemma uses 1.0
+  bool operator==(const NormSpec&) const = default;
 };
 
 struct MlpSpec {
   Activation activation = Activation::kSilu;
   bool gated = true;  // act(gate) * up (SwiGLU/GeGLU) vs act(fc1)
   bool bias = false;
+  bool operator==(const MlpSpec&) const = default;
 };
 
 struct RopeScaling {
@@ -60,6 +63,7 @@ struct RopeScaling {
   double low_freq_factor = 1.0;   // llama3
   double high_freq_factor = 4.0;  // llama3
   int64_t original_max_position_embeddings = 0;  // llama3
+  bool operator==(const RopeScaling&) const = default;
 };
 
 struct PositionSpec {
@@ -69,6 +73,7 @@ struct PositionSpec {
   RopeStyle rope_style = RopeStyle::kNeox;
   double partial_rotary_factor = 1.0;
   RopeScaling rope_scaling;
+  bool operator==(const PositionSpec&) const = default;
 };
 
 struct EmbeddingSpec {
@@ -76,12 +81,14 @@ struct EmbeddingSpec {
   bool scale_by_sqrt_hidden = false;  // Gemma: embeddings * sqrt(hidden_size)
   int64_t type_vocab_size = 0;    // BERT token-type embeddings
   bool norm = false;              // LayerNorm right after the embeddings (BERT)
+  bool operator==(const EmbeddingSpec&) const = default;
 };
 
 struct HeadSpec {
   HeadKind kind = HeadKind::kLm;
   bool final_norm = true;
   std::optional<double> logit_softcap;  // final logit soft-capping (Gemma 2)
+  bool operator==(const HeadSpec&) const = default;
 };
 
 struct MoeSpec {
@@ -96,6 +103,7 @@ struct MoeSpec {
   // decoder_sparse_step): ascending, distinct, each < num_hidden_layers.
   std::vector<int64_t> dense_layers = {};
   bool enabled() const { return num_experts > 0; }
+  bool operator==(const MoeSpec&) const = default;
 };
 
 struct Architecture {
@@ -129,6 +137,9 @@ struct Architecture {
   EmbeddingSpec embedding;
   HeadSpec head;
   MoeSpec moe;
+
+  // Member by member (job files share one entry among equal architectures).
+  bool operator==(const Architecture&) const = default;
 
   // Derived helpers.
   LayerType layer_type(int64_t layer) const;

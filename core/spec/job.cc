@@ -1,7 +1,6 @@
 #include "core/spec/job.h"
 
 #include "core/error.h"
-#include "core/fs_util.h"
 #include "core/hash.h"
 
 #include <fmt/format.h>
@@ -32,10 +31,10 @@ std::string job_compute_id(const Job& job) {
   return job_compute_id(job_id_part(job.arch), job_id_part(job.workload), job);
 }
 
-Json job_to_json(const Job& job) {
+Json job_to_json(const Job& job, Json arch, Json workload) {
   return Json{{"id", job.id},
-              {"architecture", to_json(job.arch)},
-              {"workload", to_json(job.workload)},
+              {"architecture", std::move(arch)},
+              {"workload", std::move(workload)},
               {"layout", to_json(job.layout)},
               {"candidates", to_json(job.candidates)},
               {"backend", backend_name(job.backend)},
@@ -51,12 +50,12 @@ Json job_to_json(const Job& job) {
                 {"activation_bytes", job.memory.activation_bytes}}}};
 }
 
-Job job_from_json(const Json& j, const std::string& path) {
-  JsonIn in(j, path);
+Json job_to_json(const Job& job) { return job_to_json(job, to_json(job.arch), to_json(job.workload)); }
+
+Job job_fields_from_json(const JsonIn& in) {
+  const std::string& path = in.path();
   Job job;
   job.id = in.at("id").str();
-  job.arch = architecture_from_json(in.at("architecture").json(), path + "/architecture");
-  job.workload = workload_from_json(in.at("workload").json(), path + "/workload");
   job.layout = layout_from_json(in.at("layout").json(), path + "/layout");
   job.candidates = candidate_set_from_json(in.at("candidates").json(), path + "/candidates");
   const std::string backend = in.at("backend").str();
@@ -75,59 +74,24 @@ Job job_from_json(const Json& j, const std::string& path) {
   job.memory.weights_bytes = mem.at("weights_bytes").i64(0);
   job.memory.kv_cache_bytes = mem.at("kv_cache_bytes").i64(0);
   job.memory.activation_bytes = mem.at("activation_bytes").i64(0);
-  const std::string expect = job_compute_id(job);
+  return job;
+}
+
+void job_check_id(const JsonIn& in, const Job& job, const std::string& arch_part, const std::string& workload_part) {
+  const std::string expect = job_compute_id(arch_part, workload_part, job);
   if (expect != job.id)
     in.at("id").fail(fmt::format("id '{}' does not match the job's content (expected '{}'); "
                                  "regenerate the job file with fk plan --emit",
                                  job.id, expect));
+}
+
+Job job_from_json(const Json& j, const std::string& path) {
+  const JsonIn in(j, path);
+  Job job = job_fields_from_json(in);
+  job.arch = architecture_from_json(in.at("architecture").json(), path + "/architecture");
+  job.workload = workload_from_json(in.at("workload").json(), path + "/workload");
+  job_check_id(in, job, job_id_part(job.arch), job_id_part(job.workload));
   return job;
-}
-
-Json job_file_to_json(const JobFile& f) {
-  Json jobs = Json::array();
-  for (const auto& j : f.jobs) jobs.push_back(job_to_json(j));
-  return Json{{"format", "fastkernels-jobs"},
-              {"version", JobFile::kVersion},
-              {"campaign", f.campaign},
-              {"campaign_file", f.campaign_file},
-              {"scale", f.scale},
-              {"jobs", jobs}};
-}
-
-JobFile job_file_from_json(const Json& j, const std::string& file) {
-  try {
-    JsonIn in(j, "");
-    if (!in.has("format") || !j["format"].is_string() || j["format"] != "fastkernels-jobs")
-      in.fail("not a FastKernels job file (field 'format' must be \"fastkernels-jobs\")");
-    const int64_t version = in.at("version").i64();
-    if (version != JobFile::kVersion)
-      in.at("version").fail(fmt::format("job file version {} is not supported (this build reads {})", version,
-                                        JobFile::kVersion));
-    JobFile f;
-    f.campaign = in.at("campaign").str();
-    f.campaign_file = in.at("campaign_file").str();
-    f.scale = in.at("scale").str();
-    const JsonIn jobs = in.at("jobs");
-    for (size_t i = 0; i < jobs.size(); ++i) f.jobs.push_back(job_from_json(jobs.at(i).json(), jobs.at(i).path()));
-    return f;
-  } catch (const Error& e) {
-    throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", file, e.what()));
-  }
-}
-
-JobFile job_file_read(const std::string& path) {
-  const std::string text = fs_read_file(path);
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {  // syntax, or a number no double holds (1e400)
-    fail(ErrorKind::kInvalidArgument, "{}: not valid JSON: {}", path, e.what());
-  }
-  return job_file_from_json(j, path);
-}
-
-void job_file_write(const std::string& path, const JobFile& f) {
-  fs_write_file_atomic(path, job_file_to_json(f).dump(1) + "\n");
 }
 
 }  // namespace fk::spec

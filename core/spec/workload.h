@@ -31,6 +31,7 @@ struct Workload {
   std::optional<DType> dtype;  // default: the architecture's dtype
   DType dtype_for(const Architecture& a) const { return dtype.value_or(a.dtype); }
   int64_t max_positions() const { return seq_len + decode_steps; }
+  bool operator==(const Workload&) const = default;
 };
 
 using WorkloadDoc = PresetDoc<Workload>;

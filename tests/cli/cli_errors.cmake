@@ -36,6 +36,11 @@ if(NOT EXISTS ${WORK}/jobs.json)
   message(FATAL_ERROR "fk plan --emit wrote no file")
 endif()
 expect_run(0 "\"totals\"" ${FK} plan --json ${SRC}/specs/campaigns/smoke.yaml)
+# fk status on a job file of an older format (version 1): the file and the field, exit 2.
+file(READ ${WORK}/jobs.json jobs_text)
+string(REPLACE "\"version\": 2" "\"version\": 1" jobs_text "${jobs_text}")
+file(WRITE ${WORK}/old-run/jobs.json "${jobs_text}")
+expect_run(2 "old-run/jobs.json: /version: job file version 1 is not supported" ${FK} status --results ${WORK}/old-run)
 # A campaign whose layout does not fit: error at the layout, exit 1.
 file(WRITE ${WORK}/specs/campaigns/c.yaml
   "kind: campaign\nname: c\nscale: tiny\nspecs_dir: ${SRC}/specs\narchitectures: [bert-base]\nworkloads: [encode-512]\nlayouts: [tp1, tp8]\n")

@@ -26,7 +26,14 @@ expect 2 "--results is required" -- "$mpiexec" -np 2 --oversubscribe "$runner" -
 expect 2 "--only nosuchjob: no such job" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r" --only nosuchjob
 expect 2 "--bogus" -- "$mpiexec" -np 2 --oversubscribe "$runner" --bogus
 sed 's/"hidden_size": 128/"hidden_size": "big"/' "$work/jobs.json" > "$work/edited.json"
-expect 2 "/jobs/0/architecture/hidden_size: expected an integer" -- "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/edited.json" --results "$work/r"
+expect 2 "/hidden_size: expected an integer" -- "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/edited.json" --results "$work/r"
+grep -q '"architectures": {' "$work/jobs.json" || { echo "FAIL: no architecture table in $work/jobs.json"; failures=$((failures + 1)); }
+# A job naming no table entry, and a job file of an older format: refused, exit 2.
+sed 's/"architecture":"mixtral-8x7b@tiny#[0-9a-f]*"/"architecture":"gone"/' "$work/jobs.json" > "$work/dangling.json"
+expect 2 "/jobs/0/architecture: job '" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/dangling.json" --results "$work/r"
+expect 2 "refers to architecture 'gone', which the table /architectures does not hold" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/dangling.json" --results "$work/r"
+sed 's/"version": 2/"version": 1/' "$work/jobs.json" > "$work/v1.json"
+expect 2 "v1.json: /version: job file version 1 is not supported" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/v1.json" --results "$work/r"
 # A rank that fails during a job: its message, exit status 3, all ranks stopped.
 expect 3 "injected fault" -- env FK_RUNNER_FAULT=job:1 "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r"
 if [ -n "$(ls "$work/r" 2>/dev/null | grep -v '\.h5$')" ]; then echo "FAIL: stray temporary files in $work/r"; failures=$((failures + 1)); fi

@@ -1,5 +1,6 @@
 // Job ids and the job file: content-derived ids, JSON round trip, clear errors.
 #include "core/error.h"
+#include "core/fs_util.h"
 #include "core/spec/job.h"
 #include "spec/spec_test_util.h"
 
@@ -71,6 +72,11 @@ TEST(Job, BadJobFilesNameTheProblem) {
   f.scale = "tiny";
   f.jobs = {sample_job()};
   spec::Json j = spec::job_file_to_json(f);
+  ASSERT_EQ(j["architectures"].size(), 1u);
+  const std::string arch_key = j["architectures"].begin().key();
+  const std::string workload_key = j["workloads"].begin().key();
+  EXPECT_EQ(j["jobs"][0]["architecture"], arch_key);
+  EXPECT_EQ(arch_key.rfind("test-model@tiny#", 0), 0u) << arch_key;
   auto expect_error = [&](const spec::Json& doc, const std::string& needle) {
     const std::string path = dir.write("bad.json", doc.dump());
     try {
@@ -82,27 +88,162 @@ TEST(Job, BadJobFilesNameTheProblem) {
     }
   };
   spec::Json a = j;
-  a["jobs"][0]["architecture"]["hidden_size"] = "big";
-  expect_error(a, "/jobs/0/architecture/hidden_size: expected an integer");
+  a["architectures"][arch_key]["hidden_size"] = "big";
+  expect_error(a, "/architectures/" + arch_key + "/hidden_size: expected an integer");
   spec::Json b = j;
   b["jobs"][0]["layout"].erase("tp");
   expect_error(b, "/jobs/0/layout: missing field 'tp'");
   spec::Json c = j;
-  c["jobs"][0]["workload"]["batch"] = 5;
+  c["workloads"][workload_key]["batch"] = 5;
   expect_error(c, "does not match the job's content");
   spec::Json d = j;
   d["version"] = 99;
-  expect_error(d, "version 99 is not supported");
+  expect_error(d, "/version: job file version 99 is not supported");
   expect_error(spec::Json{{"hello", 1}}, "not a FastKernels job file");
+  // A job whose key names no table entry: the job and the field.
+  const std::string id = f.jobs[0].id;
+  spec::Json e = j;
+  e["jobs"][0]["architecture"] = "gone@tiny#000000000000";
+  expect_error(e,
+               "/jobs/0/architecture: job '" + id +
+                   "' refers to architecture 'gone@tiny#000000000000', which the table /architectures does not hold");
+  spec::Json g = j;
+  g["jobs"][0]["workload"] = arch_key;
+  expect_error(g, "/jobs/0/workload: job '" + id + "' refers to workload '" + arch_key + "'");
+  spec::Json h = j;
+  h["jobs"][0]["architecture"] = spec::to_json(f.jobs[0].arch);  // a value where a key belongs
+  expect_error(h, "/jobs/0/architecture: expected a string");
+  spec::Json k = j;
+  k.erase("workloads");
+  expect_error(k, "/: missing field 'workloads'");
+  spec::Json m = j;
+  m["architectures"] = spec::Json::array();
+  expect_error(m, "/architectures: expected an object of key -> architecture");
+  // Version 1 (every job embedding its architecture and workload) is refused by name.
+  spec::Json v1{{"format", "fastkernels-jobs"}, {"version", 1}, {"campaign", "c"}, {"campaign_file", "c.yaml"},
+                {"scale", "tiny"}, {"jobs", spec::Json::array({spec::job_to_json(f.jobs[0])})}};
+  expect_error(v1, "bad.json: /version: job file version 1 is not supported (this build reads version 2)");
   const std::string garbage = dir.write("garbage.json", "{not json");
   EXPECT_THROW(spec::job_file_read(garbage), Error);
   EXPECT_THROW(spec::job_file_read(dir.root() + "/missing.json"), Error);
 }
 
+// Jobs share table entries only when their values are equal, notes included.
+TEST(Job, JobFileTablesHoldEachDistinctValueOnce) {
+  TempSpecs dir;
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  const spec::Job base = sample_job();
+  for (int rep = 0; rep < 3; ++rep) {
+    spec::Job j = base;
+    j.repetition = rep;
+    f.jobs.push_back(j);
+    j.arch.source = "another note";  // not in the id, but a different value
+    f.jobs.push_back(j);
+    j.workload.batch = 4;
+    f.jobs.push_back(j);
+  }
+  spec::Job back = base;  // the first value again, after others
+  back.repetition = 9;
+  f.jobs.push_back(back);
+  for (auto& j : f.jobs) j.id = spec::job_compute_id(j);
+  const spec::Json doc = spec::job_file_to_json(f);
+  EXPECT_EQ(doc["architectures"].size(), 2u);
+  EXPECT_EQ(doc["workloads"].size(), 2u);
+  EXPECT_EQ(doc["jobs"][0]["architecture"], doc["jobs"][9]["architecture"]);
+  EXPECT_NE(doc["jobs"][0]["architecture"], doc["jobs"][1]["architecture"]);
+  const std::string path = dir.root() + "/jobs.json";
+  spec::job_file_write(path, f);
+  const spec::JobFile g = spec::job_file_read(path);
+  ASSERT_EQ(g.jobs.size(), f.jobs.size());
+  for (size_t i = 0; i < f.jobs.size(); ++i) EXPECT_EQ(spec::job_to_json(g.jobs[i]), spec::job_to_json(f.jobs[i])) << i;
+  // No job: empty tables, an empty list.
+  f.jobs.clear();
+  spec::job_file_write(path, f);
+  EXPECT_TRUE(spec::job_file_read(path).jobs.empty());
+}
+
+// A write that fails part way (here: a job JSON cannot hold, after the tables and the
+// first job went out) leaves the previous file as it was and no temporary file.
+TEST(Job, FailedJobFileWriteLeavesThePreviousFile) {
+  TempSpecs dir;
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  f.jobs = {sample_job()};
+  const std::string path = dir.root() + "/jobs.json";
+  spec::job_file_write(path, f);
+  const std::string before = fs_read_file(path);
+  f.jobs.push_back(sample_job());
+  f.jobs.back().candidates.name = "\xff";  // not UTF-8: the second job's dump throws
+  EXPECT_ANY_THROW(spec::job_file_write(path, f));
+  EXPECT_EQ(fs_read_file(path), before);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.root())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+// job_file_read converts jobs as it parses when the header and tables come first (as
+// job_file_write writes them), else reads the whole document: the same jobs, the same
+// messages either way.
+TEST(Job, StreamedAndWholeDocumentReadsAgree) {
+  TempSpecs dir;
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  for (int rep = 0; rep < 3; ++rep) {
+    f.jobs.push_back(sample_job());
+    f.jobs.back().repetition = rep;
+    f.jobs.back().id = spec::job_compute_id(f.jobs.back());
+  }
+  std::string streamed_text;
+  spec::job_file_write(f, [&](std::string_view s) { streamed_text += s; });
+  const spec::Json doc = spec::Json::parse(streamed_text);
+  EXPECT_LT(streamed_text.find("\"workloads\""), streamed_text.find("\"jobs\""));
+  const std::string sorted_text = doc.dump();  // "jobs" before "scale", "version", "workloads"
+  EXPECT_LT(sorted_text.find("\"jobs\""), sorted_text.find("\"version\""));
+  for (const std::string& text : {streamed_text, sorted_text}) {
+    const spec::JobFile g = spec::job_file_parse(text, "j.json");
+    ASSERT_EQ(g.jobs.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(spec::job_to_json(g.jobs[i]), spec::job_to_json(f.jobs[i]));
+  }
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      spec::job_file_parse(text, "j.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      return e.what();
+    }
+    return "no error";
+  };
+  auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    const size_t at = text.rfind(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  const std::string key = doc["jobs"][2]["architecture"];
+  const std::string needle = "j.json: /jobs/2/architecture: job '" + f.jobs[2].id + "' refers to architecture 'x'";
+  EXPECT_NE(error_of(replace(streamed_text, "\"" + key + "\"", "\"x\"")).find(needle), std::string::npos);
+  EXPECT_NE(error_of(replace(sorted_text, "\"" + key + "\"", "\"x\"")).find(needle), std::string::npos);
+  EXPECT_NE(error_of(replace(streamed_text, "\"repetition\":2", "\"repetition\":-1"))
+                .find("j.json: /jobs/2/repetition: -1 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace(streamed_text, " \"jobs\": [", " \"scale\": \"full\",\n \"jobs\": ["))
+                .find("j.json: /: field 'scale' appears twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(streamed_text.substr(0, streamed_text.size() / 2)).find("j.json: not valid JSON"),
+            std::string::npos);
+}
+
 // A job file used to accept what no spec may hold (2^40 layers: fk-runner then hung
 // in its loops over layers). Its reader now runs the spec loader's own validation, so
-// each value meets the same limit, reported at the job file's JSON path. Each job is
-// written with a matching id, so only the value can be wrong.
+// each value meets the same limit, reported at the job file's JSON path (a table
+// entry's for architectures and workloads). Each job is written with a matching id, so
+// only the value can be wrong.
 TEST(Job, JobFilesMeetTheSpecLimits) {
   TempSpecs dir;
   auto error_of = [&](const std::function<void(spec::Job&)>& mutate) -> std::string {
@@ -119,7 +260,7 @@ TEST(Job, JobFilesMeetTheSpecLimits) {
       spec::job_file_read(path);
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-      EXPECT_EQ(std::string(e.what()).rfind(path + ": /jobs/0/", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(path + ": /", 0), 0u) << e.what();
       return e.what();
     }
     return "";
@@ -129,22 +270,25 @@ TEST(Job, JobFilesMeetTheSpecLimits) {
     std::string needle;
   };
   for (const Case& c : std::vector<Case>{
+           {[](spec::Job& j) { j.arch.num_hidden_layers = int64_t{1} << 40; }, "/architectures/test-model@tiny#"},
            {[](spec::Job& j) { j.arch.num_hidden_layers = int64_t{1} << 40; },
-            "/jobs/0/architecture/num_hidden_layers: 1099511627776 is out of range, expected an integer in [1, 100000]"},
-           {[](spec::Job& j) { j.arch.hidden_size = int64_t{1} << 30; }, "/architecture/hidden_size: 1073741824"},
-           {[](spec::Job& j) { j.arch.norm.eps = 0; }, "/architecture/norm/eps: 0 is out of range"},
+            "/num_hidden_layers: 1099511627776 is out of range, expected an integer in [1, 100000]"},
+           {[](spec::Job& j) { j.arch.hidden_size = int64_t{1} << 30; }, "/hidden_size: 1073741824"},
+           {[](spec::Job& j) { j.arch.norm.eps = 0; }, "/norm/eps: 0 is out of range"},
            {[](spec::Job& j) { j.arch.num_key_value_heads = 3; },
-            "/architecture/num_key_value_heads: 3 does not divide num_attention_heads (8)"},
-           {[](spec::Job& j) { j.arch.dtype = DType::kI32; }, "/architecture/dtype: 'int32' is not one of"},
+            "/num_key_value_heads: 3 does not divide num_attention_heads (8)"},
+           {[](spec::Job& j) { j.arch.dtype = DType::kI32; }, "/dtype: 'int32' is not one of"},
            {[](spec::Job& j) { j.arch.attention.sliding_window = int64_t{1} << 40; },
-            "/architecture/attention/sliding_window: 1099511627776 is out of range"},
-           {[](spec::Job& j) { j.workload.seq_len = int64_t{1} << 40; }, "/workload/seq_len: 1099511627776"},
-           {[](spec::Job& j) { j.workload.batch = 0; }, "/workload/batch: 0 is out of range"},
-           {[](spec::Job& j) { j.layout.pp = 1 << 20; }, "/layout/pp: 1048576 is out of range, expected an integer in [1, 65536]"},
-           {[](spec::Job& j) { j.kernel_stage.rounds = 5000; }, "/kernel_stage/rounds: 5000 is out of range"},
+            "/attention/sliding_window: 1099511627776 is out of range"},
+           {[](spec::Job& j) { j.workload.seq_len = int64_t{1} << 40; }, "/workloads/w@full#"},
+           {[](spec::Job& j) { j.workload.seq_len = int64_t{1} << 40; }, "/seq_len: 1099511627776"},
+           {[](spec::Job& j) { j.workload.batch = 0; }, "/batch: 0 is out of range"},
+           {[](spec::Job& j) { j.layout.pp = 1 << 20; },
+            "/jobs/0/layout/pp: 1048576 is out of range, expected an integer in [1, 65536]"},
+           {[](spec::Job& j) { j.kernel_stage.rounds = 5000; }, "/jobs/0/kernel_stage/rounds: 5000 is out of range"},
            {[](spec::Job& j) { j.kernel_stage.instance_time_limit_s = 1e30; },
-            "/kernel_stage/instance_time_limit_s: 1e+30 is out of range"},
-           {[](spec::Job& j) { j.model_stage.iterations = 0; }, "/model_stage/iterations: 0 is out of range"},
+            "/jobs/0/kernel_stage/instance_time_limit_s: 1e+30 is out of range"},
+           {[](spec::Job& j) { j.model_stage.iterations = 0; }, "/jobs/0/model_stage/iterations: 0 is out of range"},
            {[](spec::Job& j) { j.time_limit_s = 3.6e20; }, "/jobs/0/time_limit_s: 3.6e+20 is out of range"},
            {[](spec::Job& j) { j.time_limit_s = 0; }, "/jobs/0/time_limit_s: 0 is out of range"},
            {[](spec::Job& j) { j.repetition = 1000; }, "/jobs/0/repetition: 1000 is out of range"},
