@@ -1,7 +1,9 @@
-// copy_object (copy.h): H5Ocopy with intermediate-group creation and named errors.
+// copy_object (copy.h): checks, intermediate-group creation and named errors around
+// the recursive copy of detail/copy_tree.h; remove_object.
 #include "results/h5/copy.h"
 
 #include "results/h5/detail/call.h"
+#include "results/h5/detail/copy_tree.h"
 
 namespace fk::h5 {
 using namespace detail;
@@ -29,12 +31,17 @@ void copy_object(const Group& from, std::string_view from_path, Group& to, std::
   if (to.exists(to_path)) fail_at(ErrorKind::kInvalidArgument, dst_at, "cannot copy: destination already exists");
   Handle lcpl = h5_intermediate_lcpl(dst_at);
   const std::string dst(to_path);
-  if (H5Ocopy(from.native_id(), src.c_str(), to.native_id(), dst.c_str(), H5P_DEFAULT, lcpl.get()) < 0) {
-    std::string message = take_error_message();
+  try {
+    Handle object = h5_own(H5Oopen(from.native_id(), src.c_str(), H5P_DEFAULT), src_at, "cannot open object");
+    h5_copy_tree(object.get(), src_at, to.native_id(), dst, lcpl.get(), dst_at);
+  } catch (const Error& e) {
     // Leave nothing half-copied behind: unlink whatever part of the copy was made.
     if (H5Lexists(to.native_id(), dst.c_str(), H5P_DEFAULT) > 0) H5Ldelete(to.native_id(), dst.c_str(), H5P_DEFAULT);
     H5Eclear2(H5E_DEFAULT);
-    fail_io_with(dst_at, fmt::format("cannot copy {}:{} here", from.file_path(), src_full), std::move(message));
+    // The inner error names the place that failed first (the source object for a read,
+    // e.g. a damaged chunk; the destination for a write); both ends follow.
+    throw Error(e.kind(), fmt::format("{} (copying {}:{} to {}:{})", e.what(), from.file_path(), src_full,
+                                      to.file_path(), dst_full));
   }
 }
 

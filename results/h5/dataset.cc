@@ -135,6 +135,7 @@ StorageInfo Dataset::storage() const {
     const H5Z_filter_t id =
         H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &n_values, nullptr, 0, nullptr, nullptr);
     if (id == H5Z_FILTER_DEFLATE) info.compressed = true;
+    if (id == H5Z_FILTER_FLETCHER32) info.checksummed = true;
   }
   return info;
 }

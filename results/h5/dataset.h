@@ -6,7 +6,8 @@
 // but never across classes: a float dataset read as an integer type, or an integer one
 // read as a float type, throws kInvalidArgument instead of rounding silently.
 // Narrowing within a class (int64 read as int32_t) is HDF5's conversion: it clamps.
-// Layout (chunking, gzip) follows storage_policy.h; storage() reports what was used.
+// Layout (chunking, gzip, Fletcher32) follows storage_policy.h; storage() reports
+// what was used.
 // Tables: read_table() and append_rows() live in table_io.cc.
 #pragma once
 
@@ -43,6 +44,7 @@ constexpr DType array_dtype() {
 struct StorageInfo {
   bool chunked = false;
   bool compressed = false;  // gzip (deflate) filter present
+  bool checksummed = false; // Fletcher32 filter present (each chunk's checksum is verified when read)
   Shape chunk;              // chunk dimensions when chunked, else empty
 };
 

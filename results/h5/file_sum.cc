@@ -34,13 +34,14 @@ uint64_t get_u64(const unsigned char* p) {
   return v;
 }
 
-// FNV-1a of the file from its current position to the end, after `head` (the user
-// block with the sum field zeroed). Sets *size to the bytes read in all.
-bool sum_rest(std::FILE* f, const unsigned char* head, uint64_t* digest, uint64_t* size) {
+// FNV-1a of the file from its current position to the end, after the `head_size`
+// bytes at `head` (the user block with the sum field zeroed, or the first bytes of a
+// file without one). Sets *size to the bytes summed in all.
+bool sum_rest(std::FILE* f, const unsigned char* head, size_t head_size, uint64_t* digest, uint64_t* size) {
   Hasher h;
-  h.bytes(head, kFileSumBlock);
-  uint64_t total = kFileSumBlock;
-  std::vector<unsigned char> buf(size_t{1} << 20);
+  h.bytes(head, head_size);
+  uint64_t total = head_size;
+  std::vector<unsigned char> buf(size_t{64} << 10);  // under malloc's mmap threshold: no page faults per call
   for (;;) {
     const size_t n = std::fread(buf.data(), 1, buf.size(), f);
     if (n > 0) {
@@ -75,13 +76,23 @@ void file_sum_write(const std::string& path) {
   if (end < 0) fail(ErrorKind::kIo, "{}: cannot read its size", path);
   put_u64(head.data() + 8, static_cast<uint64_t>(end));
   std::fseek(f.get(), static_cast<long>(kFileSumBlock), SEEK_SET);
-  if (!sum_rest(f.get(), head.data(), &digest, &size)) fail(ErrorKind::kIo, "{}: cannot read it back", path);
+  if (!sum_rest(f.get(), head.data(), head.size(), &digest, &size))
+    fail(ErrorKind::kIo, "{}: cannot read it back", path);
   put_u64(head.data() + 16, digest);
   std::fseek(f.get(), 0, SEEK_SET);
   if (std::fwrite(head.data(), 1, head.size(), f.get()) != head.size() || std::fflush(f.get()) != 0)
     fail(ErrorKind::kIo, "{}: cannot write its checksum: {}", path, std::strerror(errno));
   std::FILE* raw = f.release();
   if (std::fclose(raw) != 0) fail(ErrorKind::kIo, "{}: cannot write its checksum: {}", path, std::strerror(errno));
+}
+
+std::string file_sum_hash_text(uint64_t digest) { return fmt::format("fnv1a64:{:016x}", digest); }
+
+std::string file_sum_expect(const FileSumCheck& check, const std::string& expected) {
+  if (expected.empty() || check.hash == expected) return "";
+  return fmt::format("content hash {} is not {}, the hash recorded when the file was accepted: the file was "
+                     "replaced or damaged since",
+                     check.hash.empty() ? "unknown" : check.hash, expected);
 }
 
 FileSumCheck file_sum_check(const std::string& path) {
@@ -94,20 +105,29 @@ FileSumCheck file_sum_check(const std::string& path) {
   }
   std::array<unsigned char, kFileSumBlock> head{};
   const size_t got = std::fread(head.data(), 1, head.size(), f.get());
-  if (got >= sizeof kHdf5Signature && std::memcmp(head.data(), kHdf5Signature, sizeof kHdf5Signature) == 0) {
-    r.state = FileSum::kNone;
-    return r;
-  }
-  if (got < head.size() || std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
-    r.problem = "not an HDF5 file, nor a FastKernels results file with a checksum (damaged start?)";
-    return r;
-  }
-  const uint64_t recorded_size = get_u64(head.data() + 8);
-  const uint64_t recorded = get_u64(head.data() + 16);
-  put_u64(head.data() + 16, 0);
-  uint64_t digest = 0, size = 0;
-  if (!sum_rest(f.get(), head.data(), &digest, &size)) {
+  if (std::ferror(f.get())) {
     r.problem = fmt::format("read error: {}", std::strerror(errno));
+    return r;
+  }
+  r.summed = got == head.size() && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
+  const uint64_t recorded_size = r.summed ? get_u64(head.data() + 8) : 0;
+  const uint64_t recorded = r.summed ? get_u64(head.data() + 16) : 0;
+  if (r.summed) put_u64(head.data() + 16, 0);
+  // Files without the user block are hashed whole: `head` holds their first `got`
+  // bytes (the rest of it zero), and what follows is summed after them.
+  uint64_t digest = 0, size = 0;
+  if (!sum_rest(f.get(), head.data(), got, &digest, &size)) {
+    r.problem = fmt::format("read error: {}", std::strerror(errno));
+    return r;
+  }
+  r.hash = file_sum_hash_text(digest);
+  if (!r.summed) {
+    if (got >= sizeof kHdf5Signature && std::memcmp(head.data(), kHdf5Signature, sizeof kHdf5Signature) == 0) {
+      r.state = FileSum::kNone;
+      r.problem.clear();
+    } else {
+      r.problem = "not an HDF5 file, nor a FastKernels results file with a checksum (damaged start?)";
+    }
     return r;
   }
   if (size != recorded_size) {

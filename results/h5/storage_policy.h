@@ -9,7 +9,8 @@
 // shuffled and gzip-compressed; a chunk holds about kTableChunkBytes (64 KiB) of rows,
 // at least one, and no more than max(rows, kTableMinChunkRows) so small tables stay small.
 // gzip is used only where the HDF5 library has the deflate filter (Debian's does);
-// without it the same layouts are written uncompressed. Pure functions: no HDF5.
+// without it the same layouts are written uncompressed. Every chunked dataset also
+// carries the Fletcher32 checksum filter (detail/dcpl.h). Pure functions: no HDF5.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "results/h5/verify.h"
 
 #include "results/h5/detail/call.h"
+#include "results/h5/detail/types.h"
 #include "results/h5/file_sum.h"
 
 #include <algorithm>
@@ -56,7 +57,7 @@ struct Walker {
     Id mem_type(checked(H5Tget_native_type(file_type, H5T_DIR_ASCEND), where, "cannot map the element type"));
     const size_t element = H5Tget_size(mem_type.id);
     if (element == 0) failure(where, "element size 0");
-    const bool has_vlen = H5Tdetect_class(mem_type.id, H5T_VLEN) > 0 || H5Tis_variable_str(mem_type.id) > 0;
+    const bool has_vlen = h5_type_has_vlen(mem_type.id);
     Id space(checked(dataset >= 0 ? H5Dget_space(dataset) : H5Aget_space(attr), where, "cannot read dataspace"));
     const int rank = H5Sget_simple_extent_ndims(space.id);
     if (rank < 0) failure(where, "cannot read dataspace rank");
@@ -69,7 +70,7 @@ struct Walker {
       const herr_t rc = dataset >= 0 ? H5Dread(dataset, mem_type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data())
                                      : H5Aread(attr, mem_type.id, buf.data());
       if (rc < 0) failure(where, dataset >= 0 ? "cannot read dataset" : "cannot read attribute");
-      if (has_vlen) H5Dvlen_reclaim(mem_type.id, space.id, H5P_DEFAULT, buf.data());
+      if (has_vlen) h5_reclaim_vlen(mem_type.id, space.id, buf.data());
       result->bytes += buf.size();
       return;
     }
@@ -90,7 +91,7 @@ struct Walker {
       std::vector<unsigned char> buf(static_cast<size_t>(n * element));
       if (H5Dread(dataset, mem_type.id, mem_space.id, space.id, H5P_DEFAULT, buf.data()) < 0)
         failure(where, "cannot read dataset");
-      if (has_vlen) H5Dvlen_reclaim(mem_type.id, mem_space.id, H5P_DEFAULT, buf.data());
+      if (has_vlen) h5_reclaim_vlen(mem_type.id, mem_space.id, buf.data());
       result->bytes += buf.size();
     }
   }
@@ -125,19 +126,9 @@ struct Walker {
   }
 
   void object(hid_t obj, const std::string& where) {
-#if H5_VERSION_GE(1, 12, 0)
-    H5O_info2_t info;
-    if (H5Oget_info3(obj, &info, H5O_INFO_BASIC) < 0) failure(where, "cannot read object header");
-    char* token = nullptr;
-    if (H5Otoken_to_str(obj, &info.token, &token) < 0) failure(where, "cannot read object address");
-    const std::string key = token;
-    H5free_memory(token);
+    const std::string key = h5_object_key(obj);
+    if (key.empty()) failure(where, "cannot read object header");
     if (!seen.insert(key).second) return;
-#else
-    H5O_info_t info;
-    if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) < 0) failure(where, "cannot read object header");
-    if (!seen.insert(std::to_string(info.fileno) + ":" + std::to_string(info.addr)).second) return;
-#endif
     ++result->objects;
     attributes(obj, where);
     const H5I_type_t kind = H5Iget_type(obj);

@@ -12,6 +12,8 @@
 
 #include <hdf5.h>
 
+#include <string>
+
 namespace fk::h5::detail {
 
 inline Handle h5_own(hid_t id, Where where, std::string_view action,
@@ -37,11 +39,32 @@ namespace fk::h5::detail {
 
 // Keeps an object's attributes in its header ("compact" storage) however many there
 // are, on an object-creation list (file, group or dataset creation). With 1.10-format
-// files HDF5 moves more than 8 attributes into "dense" storage, and H5Ocopy of dense
-// variable-length-string attributes crashes HDF5 1.10.8 (null conversion callback in
-// H5T__conv_vlen), which fk collect's copy of every job would hit.
+// files HDF5 moves more than 8 attributes into "dense" storage (a fractal heap and a
+// B-tree per object): compact storage keeps small objects small and one read away, and
+// older readers' copies of dense variable-length-string attributes (H5Ocopy in HDF5
+// 1.10.8 crashes in H5T__conv_vlen on them) never meet one.
 inline void h5_compact_attributes(hid_t ocpl, Where where) {
   h5_check(H5Pset_attr_phase_change(ocpl, 65535, 0), where, "cannot set attribute storage");
+}
+
+// A key naming the object `obj` within the open files ("<file number>:<address>", the
+// address as a token from HDF5 1.12 on), to recognise an object reached by a second
+// hard link. "" when HDF5 cannot read the object header (the error stack says why).
+// Never throws.
+inline std::string h5_object_key(hid_t obj) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  if (H5Oget_info3(obj, &info, H5O_INFO_BASIC) < 0) return "";
+  char* token = nullptr;
+  if (H5Otoken_to_str(obj, &info.token, &token) < 0) return "";
+  std::string key = std::to_string(info.fileno) + ":" + token;
+  H5free_memory(token);
+  return key;
+#else
+  H5O_info_t info;
+  if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) < 0) return "";
+  return std::to_string(info.fileno) + ":" + std::to_string(info.addr);
+#endif
 }
 
 // Link-creation property list that creates missing intermediate groups.

@@ -133,6 +133,29 @@ void h5_require_no_nul(std::string_view value, Where where, std::string_view wha
   }
 }
 
+bool h5_type_has_vlen(hid_t type) {
+  switch (H5Tget_class(type)) {
+    case H5T_VLEN:
+      return true;
+    case H5T_STRING:
+      return H5Tis_variable_str(type) > 0;
+    case H5T_ARRAY: {
+      const Handle base(H5Tget_super(type));
+      return base.valid() && h5_type_has_vlen(base.get());
+    }
+    case H5T_COMPOUND: {
+      const int members = H5Tget_nmembers(type);
+      for (int i = 0; i < members; ++i) {
+        const Handle member(H5Tget_member_type(type, static_cast<unsigned>(i)));
+        if (member.valid() && h5_type_has_vlen(member.get())) return true;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
 herr_t h5_reclaim_vlen(hid_t mem_type, hid_t space, void* buffer) {
 #if H5_VERSION_GE(1, 12, 0)
   return H5Treclaim(mem_type, space, H5P_DEFAULT, buffer);

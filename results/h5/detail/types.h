@@ -40,6 +40,11 @@ std::string h5_describe_type(hid_t type);
 // Throws kInvalidArgument when `value` holds a NUL byte (a C string would cut it there).
 void h5_require_no_nul(std::string_view value, Where where, std::string_view what);
 
+// True when values of `type` hold variable-length data (variable-length strings or
+// sequences, at any depth of compounds and arrays): reading them allocates memory that
+// h5_reclaim_vlen must free.
+bool h5_type_has_vlen(hid_t type);
+
 // Frees the variable-length data HDF5 allocated while reading `buffer` (H5Dvlen_reclaim
 // in 1.10, H5Treclaim from 1.12 on).
 herr_t h5_reclaim_vlen(hid_t mem_type, hid_t space, void* buffer);
