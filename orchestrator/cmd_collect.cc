@@ -4,11 +4,15 @@
 // file is written without it) or the output cannot be written; 2 bad input.
 // Every job file is first read in full by `fk _h5-check` in a child process with a
 // time limit (results/campaign/file_check.h): a damaged file that would crash or hang
-// HDF5 is named and left out, and the merge goes on without it.
+// HDF5 is named and left out, and the merge goes on without it. When the folder holds
+// fk run's journal, each job file's content hash must also be the one fk run recorded
+// when it accepted the job (orchestrator/journal.h): a file replaced or damaged since
+// is left out the same way (fk run --resume runs its job again).
 //
 // `fk _h5-check FILE...` (hidden) is that child; fk report and fk compare use it too.
 #include "core/error.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/journal.h"
 #include "results/campaign/file_check.h"
 #include "results/campaign/job_files.h"
 #include "results/campaign/merge.h"
@@ -46,6 +50,7 @@ void register_collect(CLI::App& app, int* status) {
         std::error_code ec;
         if (!std::filesystem::equivalent(f, output, ec)) files.push_back(f);
       }
+      mo.expected_hashes = Journal::job_hashes(Journal::read(o->results + "/.fk-journal.jsonl"));
       mo.damaged = results::file_check(files);
       const results::MergeResult r = results::campaign_merge(mo);
       if (!o->quiet && !r.skipped.empty())

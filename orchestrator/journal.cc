@@ -1,3 +1,4 @@
+// Journal (journal.h): appending, syncing and reading events; the job-file hashes they record.
 #include "orchestrator/journal.h"
 
 #include "core/error.h"
@@ -53,6 +54,25 @@ std::vector<nlohmann::json> Journal::read(const std::string& path) {
     }
   }
   return events;
+}
+
+std::map<std::string, std::string> Journal::job_hashes(const std::vector<nlohmann::json>& events) {
+  std::map<std::string, std::string> hashes;
+  for (const auto& e : events) {
+    if (!e.is_object()) continue;
+    auto text = [&e](const char* key) {
+      const auto it = e.find(key);
+      return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string kind = text("event"), job = text("job"), hash = text("hash");
+    if (job.empty()) continue;
+    const bool accepted = (kind == "end" && text("decision") == "done") || kind == "done";
+    if (accepted && !hash.empty())
+      hashes[job] = hash;
+    else if (accepted || kind == "damaged")
+      hashes.erase(job);  // accepted without a hash (an older fk), or withdrawn
+  }
+  return hashes;
 }
 
 }  // namespace fk::orchestrator

@@ -9,6 +9,7 @@
 #include "orchestrator/lock.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/progress.h"
+#include "results/h5/file_sum.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -57,19 +58,32 @@ class Orchestrator {
       journal_.append("abandoned", {{"attempt", attempt}, {"native_id", native}, {"killed", killed}});
       if (killed) progress_.log(fmt::format("stopped attempt {} (pid {}) left by an earlier fk run", attempt, native));
     }
-    // The job files are the truth: done exactly when its file exists.
-    int found = 0, missing = 0;
+    // The job files are the truth, checked against the journal (journal.h): a job is
+    // done exactly when its file exists and is intact with the hash the journal
+    // recorded; a file that is not is moved aside and its job runs again.
+    const std::map<std::string, std::string> hashes = Journal::job_hashes(history);
+    int found = 0, missing = 0, damaged = 0;
     for (const auto& id : state_.order()) {
       JobTrack& t = state_.job(id);
-      if (have_file(id)) {
+      const auto recorded = hashes.find(id);
+      const FileVerdict f = check_file(id, recorded != hashes.end() ? recorded->second : "");
+      if (f.exists && f.problem.empty()) {
         found += t.phase != JobPhase::kDone;
         state_.mark_done(id);
+        if (recorded == hashes.end()) journal_.append("done", {{"job", id}, {"hash", f.hash}, {"found", true}});
+        continue;
+      }
+      if (f.exists) {
+        set_aside(id, f.problem);
+        ++damaged;
       } else if (t.phase == JobPhase::kDone) {
-        t.phase = JobPhase::kPending;
         ++missing;
       }
+      if (t.phase == JobPhase::kDone) t.phase = JobPhase::kPending;
     }
     if (missing > 0) progress_.log(fmt::format("{} job(s) the journal records as done have no file: running them again", missing));
+    if (damaged > 0)
+      progress_.log(fmt::format("{} job file(s) damaged or replaced: moved aside, running those jobs again", damaged));
     // Resume: jobs given up for a reason that may have gone away (a full disk, a lost
     // node, a time limit) get another chance; those that failed by themselves do not.
     const std::vector<std::string> again = o_.resume ? state_.retry_given_up() : std::vector<std::string>{};
@@ -144,7 +158,47 @@ class Orchestrator {
     fail(ErrorKind::kUnsupported, "executor '{}' is not available in this build (use local)", kind);
   }
 
-  bool have_file(const std::string& id) const { return fs::exists(results_ + "/" + id + ".h5"); }
+  // A job's file as fk run judges it (journal.h): whether it exists, its content hash
+  // (results/h5/file_sum.h), and what is wrong with it — "" when it counts as the job's
+  // result: its whole-file checksum matches (files without one, e.g. the fake
+  // executor's, are taken as they are) and its hash is `expected` (unless "").
+  struct FileVerdict {
+    bool exists = false;
+    std::string hash, problem;
+  };
+  std::string job_path(const std::string& id) const { return results_ + "/" + id + ".h5"; }
+  FileVerdict check_file(const std::string& id, const std::string& expected) const {
+    FileVerdict v;
+    std::error_code ec;
+    v.exists = fs::exists(job_path(id), ec);
+    if (!v.exists) return v;
+    const h5::FileSumCheck sum = h5::file_sum_check(job_path(id));
+    v.hash = sum.hash;
+    if (sum.hash.empty() || (sum.summed && sum.state == h5::FileSum::kMismatch))
+      v.problem = sum.problem;
+    else
+      v.problem = h5::file_sum_expect(sum, expected);
+    return v;
+  }
+
+  // Moves a job file that check_file refused to <id>.h5.damaged (numbered when that is
+  // taken: data are never deleted) and journals it; the job is then without a file.
+  void set_aside(const std::string& id, const std::string& problem) {
+    const std::string from = job_path(id);
+    std::string to = from + ".damaged";
+    std::error_code ec;
+    for (int n = 1; fs::exists(to, ec); ++n) to = fmt::format("{}.damaged.{}", from, n);
+    fs::rename(from, to, ec);
+    if (ec) {
+      progress_.log(fmt::format("job {}: its file {} is damaged ({}) and cannot be moved aside: {}; the job runs again",
+                                id, from, problem, ec.message()));
+      to.clear();
+    } else {
+      progress_.log(fmt::format("job {}: its file {} is damaged ({}): moved to {}; the job runs again", id, from,
+                                problem, to));
+    }
+    journal_.append("damaged", {{"job", id}, {"file", from}, {"moved_to", to}, {"reason", problem}}, true);
+  }
   std::string log_path(const std::string& attempt) const { return results_ + "/logs/" + attempt + ".log"; }
 
   // Launches pending jobs in plan order while they fit (a job that does not fit waits
@@ -207,7 +261,13 @@ class Orchestrator {
       r.end = AttemptEnd::kTimedOut;
       r.reason = hung_[r.attempt_id];
     }
-    const bool file = have_file(id);
+    // A fresh file has no recorded hash yet; this one is what the journal records.
+    const FileVerdict verdict = check_file(id, "");
+    const bool file = verdict.exists && verdict.problem.empty();
+    if (verdict.exists && !file) {
+      set_aside(id, verdict.problem);
+      if (r.end == AttemptEnd::kSucceeded) r.reason = "its job file is damaged: " + verdict.problem;
+    }
     if (interrupted_ && !file) {
       journal_.append("end", {{"job", id}, {"attempt", r.attempt_id}, {"end", attempt_end_name(r.end)},
                               {"decision", "interrupted"}, {"reason", "stopped by a signal"}});
@@ -216,14 +276,16 @@ class Orchestrator {
       return;
     }
     const Decision d = state_.ended(id, r, file, policy_);
-    journal_.append("end", {{"job", id},
-                            {"attempt", r.attempt_id},
-                            {"end", attempt_end_name(r.end)},
-                            {"exit_code", r.exit_code},
-                            {"signal", r.signal},
-                            {"native_id", r.native_id},
-                            {"reason", r.reason},
-                            {"decision", decision_name(d)}});
+    nlohmann::json end = {{"job", id},
+                          {"attempt", r.attempt_id},
+                          {"end", attempt_end_name(r.end)},
+                          {"exit_code", r.exit_code},
+                          {"signal", r.signal},
+                          {"native_id", r.native_id},
+                          {"reason", r.reason},
+                          {"decision", decision_name(d)}};
+    if (d == Decision::kDone) end["hash"] = verdict.hash;  // checked before use (check_file)
+    journal_.append("end", std::move(end));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_[r.attempt_id]).count();
     started_.erase(r.attempt_id);
     if (d == Decision::kDone) {

@@ -2,7 +2,8 @@
 //
 // Plans the campaign, takes the results folder's lock, writes the job file there,
 // replays the journal when resuming (abandoned attempts of a dead orchestrator are
-// stopped, their jobs run again; jobs whose files exist are done), then launches one
+// stopped, their jobs run again; jobs whose files exist and are intact are done, and a
+// damaged or replaced file is moved aside and its job run again: journal.h), then launches one
 // attempt per job, packing jobs onto the executor's capacity, supervising them on a
 // Boost.Asio io_context: attempt completion, per-attempt time limits (the executor),
 // heartbeats (silence beyond heartbeat_timeout stops the attempt as hung), SIGINT and

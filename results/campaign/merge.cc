@@ -72,9 +72,14 @@ MergeResult campaign_merge(const MergeOptions& o) {
       continue;
     }
     try {
-      // Whole-file checksum first (no HDF5 parsing): a damaged file is never opened.
-      if (const h5::FileSumCheck sum = h5::file_sum_check(file); sum.state == h5::FileSum::kMismatch)
-        fail(ErrorKind::kIo, "{}: {}", file, sum.problem);
+      // Whole-file checksum and content hash first (no HDF5 parsing): a damaged or
+      // replaced file is never opened.
+      const std::string stem = fs::path(file).stem().string();
+      const h5::FileSumCheck sum = h5::file_sum_check(file);
+      if (sum.state == h5::FileSum::kMismatch) fail(ErrorKind::kIo, "{}: {}", file, sum.problem);
+      if (const auto want = o.expected_hashes.find(stem); want != o.expected_hashes.end())
+        if (const std::string differs = h5::file_sum_expect(sum, want->second); !differs.empty())
+          fail(ErrorKind::kIo, "{}: {} (fk run --resume runs the job again)", file, differs);
       h5::File f = h5::File::open_read(file);
       const std::string format = f.has_attr("format") ? f.attr<std::string>("format") : "";
       if (format == kCampaignFormat) {
@@ -88,12 +93,13 @@ MergeResult campaign_merge(const MergeOptions& o) {
         fail(ErrorKind::kInvalidArgument, "{}: unusable job id '{}'", file, d.keys.job_id);
       if (auto it = seen.find(d.keys.job_id); it != seen.end())
         fail(ErrorKind::kInvalidArgument, "{}: job {} is already merged from {}", file, d.keys.job_id, it->second);
-      if (const std::string stem = fs::path(file).stem().string(); stem != d.keys.job_id)
+      if (stem != d.keys.job_id)
         fail(ErrorKind::kInvalidArgument, "{}: holds job {}, not job {} as its name says (renamed or swapped?)", file,
              d.keys.job_id, stem);
       const std::string dest = "jobs/" + d.keys.job_id;
       if (o.copy_jobs) h5::copy_object(f, ".", w, dest);
       try {
+        if (o.copy_jobs) w.open_group(dest).set_attr("source_hash", sum.hash);
         summary.add_job(d, f, fs::path(file).filename().string());
       } catch (...) {
         if (o.copy_jobs) h5::remove_object(w, dest);  // a job is in both places or in neither

@@ -7,9 +7,13 @@
 // atomically; job files are only read. A job file that cannot be read (not HDF5,
 // truncated, not a job file, a job id seen before) is reported by name and left out;
 // the merge goes on. A job file must hold the job its name says ("<job id>.h5"); one
-// that holds another (renamed, or names swapped) is left out too. Temporary "*.tmp.*" files and campaign files (an earlier output
-// in the same folder) are skipped. Jobs are copied with H5Ocopy (h5/copy.h): data
-// stay compressed as they were; nothing is decoded but the tables the summary reads.
+// that holds another (renamed, or names swapped) is left out too, and so is one whose
+// content hash (h5/file_sum.h) is not the one fk run recorded when it accepted the
+// job (MergeOptions::expected_hashes: replaced or damaged since). Temporary "*.tmp.*"
+// files and campaign files (an earlier output in the same folder) are skipped. Jobs
+// are copied with h5::copy_object (h5/copy.h): same chunks and filters, every chunk
+// read through its filters (so its Fletcher32 checksum is verified) and written again;
+// /jobs/<id> carries the source file's content hash as attribute `source_hash`.
 #pragma once
 
 #include "results/campaign/job_digest.h"
@@ -29,6 +33,10 @@ struct MergeOptions {
   // Files already found damaged (file_check.h), with the reason: left out unopened,
   // reported like any other unreadable file.
   std::map<std::string, std::string> damaged;
+  // Content hashes by job id, as fk run recorded them when it accepted each job file
+  // (Journal::job_hashes); a job file whose hash differs is left out, named. Jobs not
+  // listed are not compared.
+  std::map<std::string, std::string> expected_hashes;
   // Called after each job file with its path and "" or the reason it was left out.
   std::function<void(const std::string& file, const std::string& problem)> on_file;
 };

@@ -1,15 +1,20 @@
 // fk run's orchestration against the fake executor: packing onto capacity, retries,
-// giving up, drop-and-retry of crashing candidates, resume from the journal.
+// giving up, drop-and-retry of crashing candidates, resume from the journal, and the
+// job files' content hashes (recorded when accepted, checked before a job counts as
+// done: a replaced or damaged file is moved aside and its job runs again).
 #include "orchestrator/fake_executor.h"
 #include "orchestrator/journal.h"
 #include "orchestrator/run.h"
+#include "results/h5/file_sum.h"
 #include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 #include <unistd.h>
@@ -107,6 +112,87 @@ TEST_F(FakeRun, ResumeRunsOnlyWhatIsLeft) {
   EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4, true), 0);
   EXPECT_EQ(files(), 8);
   EXPECT_EQ(executor_->launches(), 3);
+}
+
+// The job files of results_, by job id.
+std::vector<std::string> job_ids_of(const std::string& results) {
+  std::vector<std::string> ids;
+  for (const auto& e : fs::directory_iterator(results))
+    if (e.path().extension() == ".h5") ids.push_back(e.path().stem().string());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST_F(FakeRun, JournalRecordsTheContentHashOfEveryAcceptedFile) {
+  EXPECT_EQ(run([](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; }, 4), 0);
+  const std::map<std::string, std::string> hashes = Journal::job_hashes(journal());
+  ASSERT_EQ(hashes.size(), 8u);
+  for (const auto& [id, hash] : hashes) {
+    EXPECT_EQ(hash, h5::file_sum_check(results_ + "/" + id + ".h5").hash) << id;
+    EXPECT_EQ(hash.rfind("fnv1a64:", 0), 0u) << hash;
+  }
+}
+
+TEST_F(FakeRun, ResumeRunsAgainJobsWhoseFilesWereReplacedOrDamaged) {
+  auto ok = [](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; };
+  EXPECT_EQ(run(ok, 4), 0);
+  const std::vector<std::string> ids = job_ids_of(results_);
+  ASSERT_EQ(ids.size(), 8u);
+  // One file replaced by another, intact one (a different job's result under its name),
+  // one damaged in place; the others untouched.
+  const std::string replaced = results_ + "/" + ids[1] + ".h5", damaged = results_ + "/" + ids[5] + ".h5";
+  std::ofstream(replaced, std::ios::trunc) << "another job's result\n";
+  std::fstream(damaged, std::ios::in | std::ios::out | std::ios::binary).put('F');
+  std::vector<std::string> launched;
+  auto again = [&](const std::string& job, int) {
+    launched.push_back(job);
+    return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001};
+  };
+  EXPECT_EQ(run(again, 4, true), 0);
+  std::sort(launched.begin(), launched.end());
+  EXPECT_EQ(launched, (std::vector<std::string>{ids[1], ids[5]}));
+  // Moved aside, not deleted; the jobs' new files are in place and accepted.
+  std::ifstream aside(replaced + ".damaged");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(aside), {}), "another job's result\n");
+  EXPECT_TRUE(fs::exists(damaged + ".damaged"));
+  EXPECT_EQ(files(), 8);
+  EXPECT_EQ(count("damaged"), 2);
+  for (const auto& e : journal())
+    if (e.value("event", "") == "damaged") {
+      EXPECT_NE(e.value("reason", "").find("replaced or damaged"), std::string::npos) << e.dump();
+      EXPECT_EQ(e.value("moved_to", ""), e.value("file", "") + ".damaged") << e.dump();
+    }
+  const std::map<std::string, std::string> hashes = Journal::job_hashes(journal());
+  EXPECT_EQ(hashes.at(ids[1]), h5::file_sum_check(replaced).hash) << "the new file's hash stands";
+  // A third run finds everything intact and runs nothing.
+  launched.clear();
+  EXPECT_EQ(run(again, 4, true), 0);
+  EXPECT_TRUE(launched.empty());
+}
+
+TEST_F(FakeRun, AFileWhoseOwnChecksumFailsIsNotDoneEvenWithoutARecordedHash) {
+  auto ok = [](const std::string&, int) { return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001}; };
+  EXPECT_EQ(run(ok, 4), 0);
+  const std::vector<std::string> ids = job_ids_of(results_);
+  ASSERT_EQ(ids.size(), 8u);
+  // A results file with a whole-file checksum (as fk-runner writes), damaged after it
+  // was summed, in a folder whose journal is gone: only its own checksum tells.
+  const std::string file = results_ + "/" + ids[2] + ".h5";
+  std::ofstream(file, std::ios::trunc | std::ios::binary) << std::string(h5::kFileSumBlock, '\0') << "payload";
+  h5::file_sum_write(file);
+  ASSERT_EQ(h5::file_sum_check(file).state, h5::FileSum::kMatches);
+  std::fstream(file, std::ios::in | std::ios::out | std::ios::binary).seekp(-2, std::ios::end).put('X');
+  fs::remove(results_ + "/.fk-journal.jsonl");
+  std::vector<std::string> launched;
+  auto again = [&](const std::string& job, int) {
+    launched.push_back(job);
+    return FakeOutcome{AttemptEnd::kSucceeded, 0, 0.001};
+  };
+  EXPECT_EQ(run(again, 4), 0);
+  EXPECT_EQ(launched, std::vector<std::string>{ids[2]});
+  EXPECT_TRUE(fs::exists(file + ".damaged"));
+  EXPECT_EQ(count("done"), 7) << "the intact files found on disk are recorded with their hashes";
+  EXPECT_EQ(Journal::job_hashes(journal()).size(), 8u);
 }
 
 TEST_F(FakeRun, ResumeRetriesJobsGivenUpForInfrastructureOnly) {

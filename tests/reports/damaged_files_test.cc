@@ -6,14 +6,19 @@
 // fk collect leaves each damaged job file out (exit 1) and merges the others exactly;
 // fk report and fk compare on a damaged campaign file exit 2 naming it.
 // Also: file_check's restarts blame only the file a crashing or hanging checker was
-// reading (a fake checker in sh).
+// reading (a fake checker in sh); a flipped byte inside a chunk (behind an intact
+// whole-file checksum) fails the read by the chunk's Fletcher32 checksum; a job file
+// whose content hash is not the one fk run's journal recorded is left out.
 #include "core/subprocess.h"
 #include "reports_test_util.h"
 #include "results/campaign/file_check.h"
 #include "results/h5/h5.h"
+#include "results/h5/file_sum.h"
 #include "results/h5/verify.h"
 
 #include <fmt/format.h>
+#include <hdf5.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <random>
@@ -219,6 +224,107 @@ done)";
   EXPECT_NE(p.at(path("b-crash")).find("SIGSEGV"), std::string::npos) << p.at(path("b-crash"));
   EXPECT_NE(p.at(path("d-hang")).find("took over 1 s"), std::string::npos) << p.at(path("d-hang"));
   EXPECT_EQ(p.at(path("e-bad")), "broken inside");
+}
+
+// Where the first chunk of dataset `path` lies in `file`, as stored (compressed, with
+// its Fletcher32 checksum): its bytes, read raw, found in the file's.
+size_t first_chunk_offset(const std::string& file, const std::string& path) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  const hsize_t origin[1] = {0};
+  hsize_t bytes = 0;
+  H5Dget_chunk_storage_size(d, origin, &bytes);
+  std::string chunk(static_cast<size_t>(bytes), '\0');
+  uint32_t filters = 0;
+  const herr_t rc = H5Dread_chunk(d, H5P_DEFAULT, origin, &filters, chunk.data());
+  H5Dclose(d);
+  H5Fclose(f);
+  EXPECT_GE(rc, 0);
+  EXPECT_GT(chunk.size(), 64u);
+  const std::string all = read_bytes(file);
+  const size_t at = all.find(chunk);
+  EXPECT_NE(at, std::string::npos);
+  EXPECT_EQ(all.find(chunk, at + 1), std::string::npos) << "the chunk's bytes are not unique";
+  return at;
+}
+
+// Writes the whole-file checksum of `file` again, as if the damage had happened before
+// it was summed (in memory, in the writer): only HDF5's own checks are left.
+void restamp(const std::string& file) {
+  std::string b = read_bytes(file);
+  std::fill(b.begin(), b.begin() + h5::kFileSumBlock, '\0');
+  write_bytes(file, b);
+  h5::file_sum_write(file);
+}
+
+TEST_F(DamagedFilesTest, AFlippedByteInAChunkFailsItsFletcher32Checksum) {
+  const std::vector<std::string> ids = write_four("f");
+  const std::string file = path("f/" + ids[0] + ".h5");
+  const std::string table = "kernel_stage/instances";
+  ASSERT_TRUE(h5::File::open_read(file).open_dataset(table).storage().checksummed);
+  const size_t at = first_chunk_offset(file, "/" + table);
+  std::string b = read_bytes(file);
+  b[at + 20] = static_cast<char>(b[at + 20] ^ 0x04);
+  write_bytes(file, b);
+  restamp(file);
+
+  // Reading the dataset fails, naming the file, the dataset and the checksum.
+  const std::string what = testing::expect_error(ErrorKind::kIo, [&] { h5::File::open_read(file).read_table(table); });
+  EXPECT_NE(what.find(file), std::string::npos) << what;
+  EXPECT_NE(what.find("/" + table), std::string::npos) << what;
+  EXPECT_NE(what.find("Fletcher32"), std::string::npos) << what;
+  // So does copying it (fk collect's merge), leaving nothing behind.
+  {
+    h5::File in = h5::File::open_read(file);
+    h5::Writer w(path("out.h5"));
+    const std::string copy = testing::expect_error(ErrorKind::kIo, [&] { h5::copy_object(in, ".", w, "jobs/x"); });
+    EXPECT_NE(copy.find(file + ": /" + table + ": cannot read dataset"), std::string::npos) << copy;
+    EXPECT_NE(copy.find("Fletcher32"), std::string::npos) << copy;
+    EXPECT_FALSE(w.exists("jobs/x"));
+  }
+  // The file checker names the file and fk collect leaves it out.
+  const h5::VerifyResult v = h5::verify_file(file);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("Fletcher32"), std::string::npos) << v.problem;
+  const SubprocessResult r = fk({"collect", "-q", "--results", path("f")});
+  expect_bounded(r, "fk collect");
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.error_output;
+  EXPECT_NE(r.error_output.find("left out " + file + ": /" + table), std::string::npos) << r.error_output;
+  EXPECT_NE(r.error_output.find("Fletcher32"), std::string::npos) << r.error_output;
+  EXPECT_EQ(merged_ids(path("f/campaign.h5")), (std::vector<std::string>{ids[1], ids[2], ids[3]}));
+}
+
+// fk run's journal records each accepted job file's content hash; fk collect leaves out
+// a file that is no longer that one — here a valid job file of the same job, written
+// again (another seed) — and keeps the hash of each merged file on /jobs/<id>.
+TEST_F(DamagedFilesTest, CollectLeavesOutAJobFileWhoseHashIsNotTheJournals) {
+  const std::vector<std::string> ids = write_four("j");
+  {
+    std::ofstream journal(path("j/.fk-journal.jsonl"));
+    for (const std::string& id : ids)
+      journal << nlohmann::json{{"event", "end"}, {"job", id}, {"decision", "done"},
+                                {"hash", h5::file_sum_check(path("j/" + id + ".h5")).hash}}
+                     .dump()
+              << "\n";
+  }
+  SyntheticJobSpec other;
+  other.id = ids[2];
+  other.seed = 99;
+  write_job("j", other);
+  const std::string replaced = path("j/" + ids[2] + ".h5");
+  ASSERT_TRUE(h5::verify_file(replaced).ok) << "a valid job file, only not the one fk run accepted";
+  const SubprocessResult r = fk({"collect", "-q", "--results", path("j")});
+  expect_bounded(r, "fk collect");
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.error_output;
+  EXPECT_NE(r.error_output.find("left out " + replaced + ": content hash"), std::string::npos) << r.error_output;
+  EXPECT_NE(r.error_output.find("replaced or damaged"), std::string::npos) << r.error_output;
+  const std::string campaign = path("j/campaign.h5");
+  EXPECT_EQ(merged_ids(campaign), (std::vector<std::string>{ids[0], ids[1], ids[3]}));
+  h5::File c = h5::File::open_read(campaign);
+  for (const std::string& id : {ids[0], ids[1], ids[3]})
+    EXPECT_EQ(c.open_group("jobs/" + id).attr<std::string>("source_hash"),
+              h5::file_sum_check(path("j/" + id + ".h5")).hash)
+        << id;
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include "results/campaign/job_digest.h"
 #include "results/campaign/merge.h"
 #include "results/campaign/source.h"
+#include "results/h5/file_sum.h"
 #include "results/h5/h5.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -61,7 +63,10 @@ TEST_F(MergeTest, CopiesEveryJobAndBuildsSummaries) {
   // The copy is the whole job file: attributes, tables and raw samples.
   h5::File src = h5::File::open_read(path("r/" + job_id(2) + ".h5"));
   const h5::Group copy = f.open_group("jobs/" + job_id(2));
-  EXPECT_EQ(copy.attr_names(), src.attr_names());
+  std::vector<std::string> names = src.attr_names();  // and the source file's content hash
+  names.insert(std::lower_bound(names.begin(), names.end(), "source_hash"), "source_hash");
+  EXPECT_EQ(copy.attr_names(), names);
+  EXPECT_EQ(copy.attr<std::string>("source_hash"), h5::file_sum_check(path("r/" + job_id(2) + ".h5")).hash);
   EXPECT_EQ(copy.attr<std::string>("job_json"), src.attr<std::string>("job_json"));
   EXPECT_EQ(copy.read_array<double>("kernel_stage/timings/0003"), src.read_array<double>("kernel_stage/timings/0003"));
   EXPECT_EQ(copy.read_table("candidates/summary").column<std::string>("verdict"),
