@@ -7,17 +7,7 @@ include(FkDepsCore)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(MPI REQUIRED COMPONENTS C CXX)
 
-# HDF5 C API: Debian's libhdf5-dev (serial) or libhdf5-openmpi-dev (parallel, needs mpi.h).
-find_package(HDF5 REQUIRED COMPONENTS C)
-add_library(fk_dep_hdf5 INTERFACE)
-target_include_directories(fk_dep_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
-target_link_libraries(fk_dep_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
-target_compile_definitions(fk_dep_hdf5 INTERFACE ${HDF5_DEFINITIONS} H5_USE_110_API_DEFAULT=0)
-if(HDF5_IS_PARALLEL)
-  target_link_libraries(fk_dep_hdf5 INTERFACE MPI::MPI_C)
-endif()
-add_library(fk::hdf5 ALIAS fk_dep_hdf5)
-message(STATUS "FastKernels: HDF5 ${HDF5_VERSION} (parallel: ${HDF5_IS_PARALLEL})")
+include(FkDepsHdf5)
 
 find_package(Boost 1.74 REQUIRED)
 add_library(fk_dep_asio INTERFACE)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets for every reader of outside input (spec loader,
-# safetensors header, HF config.json, job files) with clang (ASan + UBSan) into
-# ./build-fuzz and runs each for ${1:-60} seconds (the spec loader) or half that (the
-# others), over corpora seeded from the repository's own files.
+# safetensors header, HF config.json, job files, job results files) with clang (ASan +
+# UBSan) into ./build-fuzz and runs each for ${1:-60} seconds (the spec loader) or half
+# that (the others), over corpora seeded from the repository's own files (the results
+# files: small job files written by fk_fuzz_job_h5_seeds, and damaged copies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -14,7 +15,8 @@ if [ ! -f build-fuzz/CMakeCache.txt ]; then
     -DCMAKE_C_COMPILER="$cc" -DFK_FUZZ=ON -DFK_CUDA=OFF -DFK_BUILD_BENCH=OFF -DFK_WERROR=OFF \
     $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake --build build-fuzz -j "$(nproc)" --target fk_fuzz_spec fk_fuzz_safetensors fk_fuzz_hf_config fk_fuzz_job_file
+cmake --build build-fuzz -j "$(nproc)" --target fk_fuzz_spec fk_fuzz_safetensors fk_fuzz_hf_config fk_fuzz_job_file \
+  fk_fuzz_job_h5 fk_fuzz_job_h5_seeds
 root=$PWD
 seed() {  # seed NAME FILES...: a fresh corpus folder holding the given files
   local dir=build-fuzz/corpus-$1
@@ -32,10 +34,20 @@ mkdir -p "$jobs_corpus"
 if [ -x build/orchestrator/fk ]; then
   build/orchestrator/fk plan specs/campaigns/smoke.yaml --emit "$jobs_corpus/smoke.json" >/dev/null 2>&1 || true
 fi
-run() {  # run TARGET CORPUS SECONDS MAX_LEN
+# Job results files (HDF5): synthetic job files as fk-runner writes them, and damaged copies.
+h5_corpus=build-fuzz/corpus-job_h5
+build-fuzz/tests/fuzz/fk_fuzz_job_h5_seeds "$h5_corpus"
+# Sanitizer reports name functions only with a symbolizer (fk_fuzz_job_h5 needs them
+# to tell a crash inside libhdf5 from one of ours).
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+  for s in llvm-symbolizer-16 llvm-symbolizer; do
+    if command -v "$s" >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
+  done
+fi
+run() {  # run TARGET CORPUS SECONDS MAX_LEN [TIMEOUT_S]
   echo "fuzz: $1 for $3 s"
   mkdir -p "build-fuzz/run-$1" && (cd "build-fuzz/run-$1" &&
-    "$root/build-fuzz/tests/fuzz/fk_fuzz_$1" -max_total_time="$3" -timeout=10 -rss_limit_mb=2048 \
+    "$root/build-fuzz/tests/fuzz/fk_fuzz_$1" -max_total_time="$3" -timeout="${5:-10}" -rss_limit_mb=2048 \
       -max_len="$4" -print_final_stats=1 "$root/$2" 2>&1 | tail -n 8)
 }
 # Run from scratch folders: campaign inputs resolve references relative to them.
@@ -43,3 +55,5 @@ run spec "$spec_corpus" "$seconds" 4096
 run safetensors "$st_corpus" "$short" 65536
 run hf_config "$hf_corpus" "$short" 8192
 run job_file "$jobs_corpus" "$short" 65536
+# Its own limit for a hung check is 10 s (a child per input); libFuzzer's is above it.
+run job_h5 "$h5_corpus" "$short" 262144 20
