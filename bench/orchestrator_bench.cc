@@ -17,6 +17,9 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using namespace fk::orchestrator;
 
@@ -63,7 +66,13 @@ int main(int argc, char** argv) {
     fake = e.get();
     return e;
   };
-  std::FILE* devnull = std::freopen("/dev/null", "w", stdout);  // the progress lines
+  // The progress lines go to /dev/null while it runs; stdout comes back afterwards.
+  std::fflush(stdout);
+  const int saved_stdout = dup(STDOUT_FILENO);
+  if (const int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) {
+    dup2(null_fd, STDOUT_FILENO);
+    close(null_fd);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = run_campaign(o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -94,7 +103,11 @@ int main(int argc, char** argv) {
   fill();
   io.run();
   const double bare_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
-  if (devnull) std::freopen("/dev/tty", "w", stdout);
+  std::fflush(stdout);
+  if (saved_stdout >= 0) {
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+  }
   std::fprintf(stderr,
                "fk run (fake executor, 8000 ranks): exit %d, %lld jobs done, %lld attempts, %.2f s -> %.0f jobs/s, "
                "%.0f attempts/s\n",

@@ -16,7 +16,7 @@ for type in "${@:-Debug Release}"; do
     if ! cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$t" -DFK_DEPS_DIR="$PWD/.deps" > "$out/configure-$t.log" 2>&1; then
       echo "$t: configure failed"; tail -20 "$out/configure-$t.log"; status=1; continue
     fi
-    if cmake --build "$dir" -j "$(nproc)" > "$out/build-$t.log" 2>&1; then
+    if cmake --build "$dir" -j "$(nproc)" -- -k 0 > "$out/build-$t.log" 2>&1; then
       echo "$t: built in $(( $(date +%s) - t0 )) s"
     else
       echo "$t: FAILED"; grep -E "error|FAILED" -A4 "$out/build-$t.log" | head -40; status=1
