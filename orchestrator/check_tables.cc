@@ -1,5 +1,6 @@
 #include "orchestrator/check_tables.h"
 
+#include "results/campaign/text_table.h"
 #include "results/h5/h5.h"
 
 #include <algorithm>
@@ -11,24 +12,12 @@ namespace fk::orchestrator {
 namespace fs = std::filesystem;
 namespace {
 
-std::string sci(double v) { return std::isfinite(v) ? fmt::format("{:.1e}", v) : "-"; }
+using results::fmt_sci;
 
 std::string table_text(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w;
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (w.size() <= i) w.push_back(0);
-      w[i] = std::max(w[i], r[i].size());
-    }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i)
-      line += fmt::format("{:<{}}{}", r[i], i + 1 == r.size() ? 0 : w[i], i + 1 == r.size() ? "" : "  ");
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
+  results::TextTable t(rows.front());
+  for (size_t i = 1; i < rows.size(); ++i) t.add(rows[i]);
+  return t.str(0);
 }
 
 void ensure_headers(CheckTables& t) {
@@ -66,8 +55,8 @@ void check_tables_add(CheckTables& t, const spec::Job& job, const std::string& s
       t.instances.push_back({arch, scale, layout, wl, it.column<std::string>("candidate")[i],
                              it.column<std::string>("role")[i], it.column<std::string>("shape")[i],
                              it.column<std::string>("dtype")[i], it.column<std::string>("verdict")[i],
-                             fmt::format("{} / {}", sci(it.column<double>("rel_l2")[i]),
-                                         sci(it.column<double>("baseline_rel_l2")[i])),
+                             fmt::format("{} / {}", fmt_sci(it.column<double>("rel_l2")[i]),
+                                         fmt_sci(it.column<double>("baseline_rel_l2")[i])),
                              sp > 0 ? fmt::format("{:.2f}x", sp) : "-", it.column<std::string>("reason")[i]});
     }
   }
@@ -82,8 +71,8 @@ void check_tables_add(CheckTables& t, const spec::Job& job, const std::string& s
     const double e2e = s.column<double>("e2e_speedup")[i], ks = s.column<double>("kernel_speedup_geomean")[i];
     const double t1 = s.column<double>("top1_vs_fp32")[i], bt1 = s.column<double>("baseline_top1_vs_fp32")[i];
     t.jobs.push_back({arch, scale, layout, wl, name, verdict,
-                      model_stage ? fmt::format("{} / {}", sci(s.column<double>("model_rel_err")[i]),
-                                                sci(s.column<double>("baseline_model_rel_err")[i]))
+                      model_stage ? fmt::format("{} / {}", fmt_sci(s.column<double>("model_rel_err")[i]),
+                                                fmt_sci(s.column<double>("baseline_model_rel_err")[i]))
                                   : "(shapes only)",
                       std::isfinite(t1) ? fmt::format("{:.0f}% / {:.0f}%", 100 * t1, 100 * bt1) : "-",
                       std::isfinite(e2e) ? fmt::format("{:.2f}x", e2e) : "-",
