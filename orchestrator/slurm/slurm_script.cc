@@ -24,7 +24,10 @@ bool is_shell_safe(char c) {
 
 std::string join_words(const std::vector<std::string>& words) {
   std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_quote(w);
+  for (const auto& w : words) {  // appended piece by piece (GCC 12 -O3 -Werror=restrict on "x" + string)
+    if (!out.empty()) out += ' ';
+    out += shell_quote(w);
+  }
   return out;
 }
 
@@ -91,7 +94,10 @@ SlurmScriptValues slurm_script_values(const LaunchRequest& r, const SlurmScriptS
   srun.insert(srun.end(), s.srun_args.begin(), s.srun_args.end());
 
   std::string directives;
-  auto directive = [&](const std::string& arg) { directives += (directives.empty() ? "" : "\n") + ("#SBATCH " + arg); };
+  auto directive = [&](const std::string& arg) {
+    if (!directives.empty()) directives += '\n';
+    directives.append("#SBATCH ").append(arg);
+  };
   if (!s.slurm.partition.empty()) directive("--partition=" + s.slurm.partition);
   if (!s.slurm.account.empty()) directive("--account=" + s.slurm.account);
   if (!s.slurm.qos.empty()) directive("--qos=" + s.slurm.qos);
