@@ -31,10 +31,6 @@ std::string yaml_quote(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace
-
-namespace {
-
 // One pass of fk check: the jobs of one scale, planned from one campaign file and run
 // by one supervised fk-runner.
 struct CheckPass {
@@ -44,7 +40,8 @@ struct CheckPass {
   std::optional<Plan> plan;
 };
 
-std::string arch_ref(const std::string& a) { return a.find('/') == std::string::npos ? a : fs::absolute(a).string(); }
+// A spec reference as written: a name, or a path made absolute.
+std::string spec_ref(const std::string& a) { return a.find('/') == std::string::npos ? a : fs::absolute(a).string(); }
 
 std::string campaign_yaml(const CheckOptions& o, const std::vector<kernels::CandidateManifest>& manifests,
                           const std::string& specs, const CheckPass& pass) {
@@ -58,7 +55,7 @@ std::string campaign_yaml(const CheckOptions& o, const std::vector<kernels::Cand
     y += fmt::format("  - {{name: check-prefill, phase: prefill, batch: 2, seq_len: 32, decode_steps: 2{}}}\n", dtype);
     y += fmt::format("  - {{name: check-decode, phase: decode, batch: 4, seq_len: 24, decode_steps: 3{}}}\n", dtype);
   } else {
-    for (const auto& w : o.workloads) y += fmt::format("  - {}\n", yaml_quote(arch_ref(w)));
+    for (const auto& w : o.workloads) y += fmt::format("  - {}\n", yaml_quote(spec_ref(w)));
   }
   y += "layouts: [" + (o.layouts.empty() ? std::string("tp1") : fmt::format("{}", fmt::join(o.layouts, ", "))) + "]\n";
   y += "candidate_sets:\n";
@@ -120,7 +117,7 @@ int check_run(const CheckOptions& o) {
   {
     // Load the architectures once to learn their presets (errors name the file).
     CheckPass probe{"full", false, {}, std::nullopt};
-    for (const auto& a : given_archs) probe.archs.push_back(arch_ref(a));
+    for (const auto& a : given_archs) probe.archs.push_back(spec_ref(a));
     const std::string probe_file = dir + "/check-architectures.yaml";
     fs_write_file_atomic(probe_file, campaign_yaml(o, manifests, specs, probe));
     spec::Diagnostics diags;

@@ -8,26 +8,11 @@
 namespace fk::h5 {
 using namespace detail;
 
-namespace {
-
-std::string joined(const std::string& base, std::string_view relative) {
-  if (relative.starts_with('/')) return std::string(relative);
-  if (relative.empty() || relative == ".") return base;
-  // Appended piece by piece: GCC 12 at -O3 warns (-Werror=restrict) on `"/" + string`.
-  std::string out;
-  out.reserve(base.size() + 1 + relative.size());
-  if (base != "/") out.append(base);
-  out.append("/").append(relative);
-  return out;
-}
-
-}  // namespace
-
 void copy_object(const Group& from, std::string_view from_path, Group& to, std::string_view to_path) {
   const bool whole = from_path.empty() || from_path == ".";
   const std::string src = whole ? std::string(".") : std::string(from_path);
-  const std::string src_full = joined(from.path(), from_path);
-  const std::string dst_full = joined(to.path(), to_path);
+  const std::string src_full = path_join(from.path(), from_path);
+  const std::string dst_full = path_join(to.path(), to_path);
   const Where src_at{from.file_path(), src_full};
   const Where dst_at{to.file_path(), dst_full};
   if (!whole && !from.exists(from_path)) fail_at(ErrorKind::kNotFound, src_at, "cannot copy: no such object");
@@ -51,7 +36,7 @@ void copy_object(const Group& from, std::string_view from_path, Group& to, std::
 }
 
 void remove_object(Group& group, std::string_view path) {
-  const std::string full = joined(group.path(), path);
+  const std::string full = path_join(group.path(), path);
   const Where at{group.file_path(), full};
   if (path.empty() || path == "." || path == "/") fail_at(ErrorKind::kInvalidArgument, at, "cannot remove a group from itself");
   if (!group.exists(path)) fail_at(ErrorKind::kNotFound, at, "cannot remove: no such object");

@@ -106,4 +106,9 @@ std::vector<double> Object::attr<std::vector<double>>(std::string_view name) con
 template <>
 std::vector<std::string> Object::attr<std::vector<std::string>>(std::string_view name) const;
 
+// `relative` below the absolute path `base`: "/" + "a" is "/a", "/g" + "a" is "/g/a";
+// an absolute `relative` stands alone, "" and "." name `base` itself. The one
+// definition of HDF5 path joining in this layer.
+std::string path_join(std::string_view base, std::string_view relative);
+
 }  // namespace fk::h5

@@ -2,6 +2,7 @@
 
 #include "results/h5/detail/call.h"
 #include "results/h5/detail/types.h"
+#include "results/h5/object.h"
 #include "results/h5/file_sum.h"
 
 #include <algorithm>
@@ -145,7 +146,7 @@ struct Walker {
         if (H5Lget_name_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0)
           failure(where, "cannot read link name");
         name.resize(static_cast<size_t>(len));
-        const std::string child = where == "/" ? "/" + name : where + "/" + name;
+        const std::string child = path_join(where, name);
         H5L_info_t link;
         if (H5Lget_info(obj, name.c_str(), &link, H5P_DEFAULT) < 0) failure(child, "cannot read link");
         if (link.type != H5L_TYPE_HARD) failure(child, "is not a hard link (results files hold none)");

@@ -2,6 +2,7 @@
 #include "results/h5/detail/copy_tree.h"
 
 #include "results/h5/detail/types.h"
+#include "results/h5/object.h"
 
 #include <algorithm>
 #include <map>
@@ -16,9 +17,6 @@ namespace {
 // whole number of chunks along the first dimension.
 constexpr uint64_t kSlabBytes = uint64_t{16} << 20;
 
-std::string joined(const std::string& parent, const std::string& name) {
-  return parent == "/" ? "/" + name : parent + "/" + name;
-}
 
 // The stored type of a dataset or attribute, usable as the memory type of a copy
 // (HDF5 hands it out marked as in memory: no conversion, variable-length data as
@@ -216,8 +214,8 @@ class TreeCopy {
   void members(hid_t src, const std::string& src_path, const std::vector<std::string>& names, hid_t dst,
                const std::string& dst_path) {
     for (const std::string& name : names) {
-      const std::string child_src = joined(src_path, name);
-      const std::string child_dst = joined(dst_path, name);
+      const std::string child_src = path_join(src_path, name);
+      const std::string child_dst = path_join(dst_path, name);
       const Where at{src_file_, child_src};
       H5L_info_t link;
       h5_check(H5Lget_info(src, name.c_str(), &link, H5P_DEFAULT), at, "cannot read link");
