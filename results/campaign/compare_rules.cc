@@ -1,5 +1,6 @@
 #include "results/campaign/compare_rules.h"
 
+#include "core/stats.h"
 #include "results/campaign/stats.h"
 
 #include <algorithm>
@@ -27,10 +28,10 @@ SpeedTest compare_speed(const std::vector<double>& old_in, const std::vector<dou
     t.why = "no samples";
     return t;
   }
-  t.old_median = stats_median(a);
-  t.new_median = stats_median(b);
+  t.old_median = stats::median(a);
+  t.new_median = stats::median(b);
   t.ratio = t.old_median > 0 ? t.new_median / t.old_median : NAN;
-  const double p10_old = stats_percentile(a, 10), p10_new = stats_percentile(b, 10);
+  const double p10_old = stats::percentile(a, 10), p10_new = stats::percentile(b, 10);
   t.low_ratio = p10_old > 0 ? p10_new / p10_old : NAN;
   if (std::max(t.old_median, t.new_median) < o.min_time_s) {
     t.change = Change::kUntestable;
@@ -61,11 +62,11 @@ PackNoise compare_pack_noise(const std::vector<double>& shifts_in, const Compare
     if (std::isfinite(s)) shifts.push_back(s);
   p.items = shifts.size();
   if (shifts.empty()) return p;
-  p.shift = stats_median(shifts);
+  p.shift = stats::median(shifts);
   if (p.items >= kMinPackForNoise) {
     std::vector<double> dev;
     for (double s : shifts) dev.push_back(std::fabs(s - p.shift));
-    p.sigma = stats_percentile(dev, 90) / 1.6449;  // the normal sigma with the same 90th percentile
+    p.sigma = stats::percentile(dev, 90) / 1.6449;  // the normal sigma with the same 90th percentile
     p.resolves_items = p.sigma <= std::log1p(o.threshold) / 3;
   }
   std::vector<double> negated;

@@ -1,13 +1,13 @@
 #include "results/campaign/job_digest.h"
 
-#include "results/campaign/stats.h"
+#include "core/stats.h"
+#include "results/model_time.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 namespace fk::results {
 namespace {
@@ -25,48 +25,27 @@ bool has_table(const h5::Group& g, const char* path) {
   return g.exists(path) && g.kind(path) == h5::ObjectKind::kDataset;
 }
 
+// The run's model-stage times (results/model_time.h, the runner's definition) from
+// the steps table read back as records.
 void read_times(const h5::Table& steps, const std::string& run, RunFigures& out) {
   const auto& runs = steps.column<std::string>("run");
   const auto& iters = steps.column<int64_t>("iteration");
   const auto& names = steps.column<std::string>("step");
+  const std::vector<int64_t> ranks =
+      steps.has_column("rank") ? steps.column<int64_t>("rank") : std::vector<int64_t>(steps.rows(), 0);
   const auto& total = steps.column<double>("total_s");
   const auto& compute = steps.column<double>("compute_s");
   const auto& comm = steps.column<double>("comm_s");
-  struct StepAcc {
-    double max_total = 0, sum_total = 0, sum_compute = 0, sum_comm = 0;
-    int64_t ranks = 0;
-  };
-  std::map<int64_t, std::map<std::string, StepAcc>> by_iter;
-  for (size_t i = 0; i < steps.rows(); ++i) {
-    if (runs[i] != run) continue;
-    StepAcc& a = by_iter[iters[i]][names[i]];
-    a.max_total = std::max(a.max_total, total[i]);
-    a.sum_total += total[i];
-    a.sum_compute += compute[i];
-    a.sum_comm += comm[i];
-    ++a.ranks;
-  }
-  std::vector<double> model, mean_rank, comp, com;
-  for (const auto& [it, by_step] : by_iter) {
-    double m = 0, mr = 0, c = 0, k = 0;
-    for (const auto& [name, a] : by_step) {
-      const double r = static_cast<double>(std::max<int64_t>(1, a.ranks));
-      m += a.max_total;
-      mr += a.sum_total / r;
-      c += a.sum_compute / r;
-      k += a.sum_comm / r;
-    }
-    model.push_back(m);
-    mean_rank.push_back(mr);
-    comp.push_back(c);
-    com.push_back(k);
-  }
-  out.present = !by_iter.empty();
-  out.iterations = static_cast<int64_t>(by_iter.size());
-  out.model_s = stats_median(model);
-  out.mean_rank_s = stats_median(mean_rank);
-  out.compute_s = stats_median(comp);
-  out.comm_s = stats_median(com);
+  std::vector<StepTiming> records;
+  for (size_t i = 0; i < steps.rows(); ++i)
+    if (runs[i] == run) records.push_back({runs[i], iters[i], names[i], ranks[i], total[i], compute[i], comm[i]});
+  const ModelTimeIterations t = model_time_iterations(records, run);
+  out.present = !t.iteration.empty();
+  out.iterations = static_cast<int64_t>(t.iteration.size());
+  out.model_s = stats::median(t.model_s);
+  out.mean_rank_s = stats::median(t.mean_rank_s);
+  out.compute_s = stats::median(t.compute_s);
+  out.comm_s = stats::median(t.comm_s);
 }
 
 void read_precision(const h5::Group& ms, const std::string& run, RunFigures& out) {
@@ -193,7 +172,7 @@ JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id)
   }
   d.baseline = run_figures(root, "baseline");
   d.selected = run_figures(root, "selected");
-  d.e2e_speedup = d.selected.present && d.selected.model_s > 0 ? d.baseline.model_s / d.selected.model_s : kNaN;
+  d.e2e_speedup = model_time_speedup(d.baseline.model_s, d.selected.model_s);
   if (has_table(root, "candidates/summary")) {
     const h5::Table t = root.read_table("candidates/summary");
     const auto& verdict = t.column<std::string>("verdict");

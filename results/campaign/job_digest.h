@@ -3,11 +3,13 @@
 // /jobs/<id> in a campaign file). Read-only; the layout it reads is the per-job
 // schema of docs/results-schema.md.
 //
-// Definitions (docs/results-schema.md, "Campaign files"):
-//  - model-stage time of a run ("baseline", "selected", "fp32"): for each iteration,
-//    the sum over steps of the slowest rank's step time; the median over iterations.
-//    compute_s and comm_s: the same with the mean over ranks of the step's compute
-//    and communication time (so compute_s + comm_s <= mean-rank step time).
+// Definitions (docs/results-schema.md, "Definitions of the figures"):
+//  - model-stage time of a run ("baseline", "selected", "fp32") and the end-to-end
+//    speedup: results/model_time.h, the functions the runner's candidates/summary
+//    e2e_speedup comes from (per iteration, the sum over steps of the slowest rank's
+//    step time; the median over iterations). compute_s and comm_s: the same with the
+//    mean over ranks of the step's compute and communication time (so compute_s +
+//    comm_s <= mean-rank step time).
 //  - last-layer error of a run: rel_err_vs_fp32 of the highest layer of the prefill
 //    step; top-1 and KL: means over steps weighted by sequences.
 // Missing attributes or tables (an older or failed job) leave defaults (NaN, 0, "").
@@ -46,7 +48,7 @@ struct JobDigest {
   double kernel_max_rel_l2 = 0;  // worst kernel-stage rel L2 vs fp64 (NaN without instances)
   RunFigures baseline, selected;
   int64_t candidates = 0, candidates_passed = 0;
-  double e2e_speedup = 0;  // baseline.model_s / selected.model_s, NaN without a selected run
+  double e2e_speedup = 0;  // model_time_speedup(baseline.model_s, selected.model_s): NaN without a selected run
 };
 
 // Reads the digest of the job rooted at `root`. `fallback_id` names the job when the

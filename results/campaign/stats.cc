@@ -1,7 +1,5 @@
 #include "results/campaign/stats.h"
 
-#include "results/job_result.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,10 +48,6 @@ double stats_geomean(const std::vector<double>& values) {
     }
   return n == 0 ? std::numeric_limits<double>::quiet_NaN() : std::exp(sum / static_cast<double>(n));
 }
-
-double stats_percentile(const std::vector<double>& values, double q) { return percentile(values, q); }
-
-double stats_median(const std::vector<double>& values) { return percentile(values, 50); }
 
 double stats_mann_whitney_min_p(size_t n, size_t m) {
   if (n == 0 || m == 0) return 1;

@@ -1,6 +1,7 @@
 // Small statistics for campaign reports and comparisons: geometric means and the
 // Mann-Whitney U test that decides whether two sets of timing samples differ beyond
-// noise. Pure functions on plain vectors; NaN values are ignored everywhere.
+// noise. Pure functions on plain vectors; NaN values are ignored everywhere. Medians
+// and percentiles are core/stats.h (fk::stats), shared with the runner.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +11,6 @@ namespace fk::results {
 
 // Geometric mean of the positive finite values; NaN when there are none.
 double stats_geomean(const std::vector<double>& values);
-
-// Median and other percentiles (linear interpolation, as numpy); NaN when empty.
-double stats_median(const std::vector<double>& values);
-double stats_percentile(const std::vector<double>& values, double q);
 
 // One-sided Mann-Whitney U test of "samples of `b` tend to be larger than those of
 // `a`" against "a and b come from one distribution". Returns the p-value: small when

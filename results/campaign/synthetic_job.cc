@@ -1,5 +1,7 @@
 #include "results/campaign/synthetic_job.h"
 
+#include "core/stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -172,8 +174,8 @@ JobResult synthetic_job(const SyntheticJobSpec& s) {
         ci.candidate_s.push_back(sample(20e-6));
         ci.baseline_s.push_back(sample(30e-6));
       }
-      ci.candidate_median_s = percentile(ci.candidate_s, 50);
-      ci.baseline_median_s = percentile(ci.baseline_s, 50);
+      ci.candidate_median_s = stats::median(ci.candidate_s);
+      ci.baseline_median_s = stats::median(ci.baseline_s);
       ci.speedup = ci.baseline_median_s / ci.candidate_median_s;
       ci.reuse_ratio = 1;
       r.candidate_instances.push_back(ci);
