@@ -49,10 +49,6 @@ Allocator* allocator_for(Device device) {
 
 }  // namespace
 
-std::string device_name(Device device) {
-  return device.kind == DeviceKind::kCpu ? std::string("cpu") : fmt::format("cuda:{}", device.index);
-}
-
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;

@@ -7,6 +7,7 @@
 // CUDA backend registers an allocator for DeviceKind::kCuda at start-up.
 #pragma once
 
+#include "core/device.h"
 #include "core/dtype.h"
 
 #include <cstdint>
@@ -16,18 +17,6 @@
 #include <vector>
 
 namespace fk {
-
-enum class DeviceKind : uint8_t { kCpu, kCuda };
-
-struct Device {
-  DeviceKind kind = DeviceKind::kCpu;
-  int index = 0;
-  static Device cpu() { return {}; }
-  static Device cuda(int i) { return {DeviceKind::kCuda, i}; }
-  bool operator==(const Device&) const = default;
-};
-
-std::string device_name(Device device);
 
 using Shape = std::vector<int64_t>;
 

@@ -38,7 +38,7 @@ void register_plan(CLI::App& app, int* status) {
       fmt::print("{}\n", plan_to_json(*plan).dump(2));
     } else {
       fmt::print("campaign {} ({} scale, {} backend): {}\n", campaign->name, campaign->scale,
-                 spec::backend_name(campaign->backend), o->campaign);
+                 device_kind_name(campaign->backend), o->campaign);
       plan_write_table(*plan, [](std::string_view row) { std::fwrite(row.data(), 1, row.size(), stdout); });
       if (!o->emit.empty()) fmt::print("job file written: {}\n", o->emit);
     }

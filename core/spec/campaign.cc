@@ -11,7 +11,6 @@ namespace fk::spec {
 namespace fs = std::filesystem;
 namespace {
 
-const std::vector<std::pair<std::string, Backend>> kBackends = {{"cpu", Backend::kCpu}, {"cuda", Backend::kCuda}};
 const std::vector<std::pair<std::string, UnfitPolicy>> kUnfit = {{"error", UnfitPolicy::kError},
                                                                  {"skip", UnfitPolicy::kSkip}};
 
@@ -161,7 +160,6 @@ void read_candidate_sets(MapReader& r, Campaign& c) {
 
 }  // namespace
 
-std::string_view backend_name(Backend b) { return b == Backend::kCpu ? "cpu" : "cuda"; }
 
 std::string duration_too_long(const std::string& found) {
   return fmt::format("found {}, expected a duration of at most one year ({:.0f} s)", found, limits::kDuration.max);
@@ -199,7 +197,7 @@ std::optional<Campaign> campaign_parse(const YAML::Node& root, const std::string
     ctx.error(r.key_pos("name"), "name", fmt::format("'{}' must hold only letters, digits, '.', '_', '-'", c.name));
   r.string("description", c.description, Need::kOptional);
   r.string("scale", c.scale, Need::kOptional);
-  r.choice("backend", c.backend, Need::kOptional, kBackends);
+  r.choice("backend", c.backend, Need::kOptional, device_kind_choices());
   int64_t seed = 0;
   if (r.integer("seed", seed, Need::kOptional, 0)) c.seed = static_cast<uint64_t>(seed);
   r.integer("repetitions", c.repetitions, Need::kOptional, limits::kRepetitions);

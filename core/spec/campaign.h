@@ -7,6 +7,7 @@
 // file, errors in a reference name the campaign's line.
 #pragma once
 
+#include "core/device.h"
 #include "core/spec/architecture_load.h"
 #include "core/spec/workload.h"
 
@@ -17,8 +18,6 @@
 
 namespace fk::spec {
 
-enum class Backend { kCpu, kCuda };
-std::string_view backend_name(Backend b);
 enum class UnfitPolicy { kError, kSkip };
 
 // Ops of one candidate set: op name -> candidate folder (absolute or relative to the
@@ -81,7 +80,7 @@ struct Campaign {
   std::string name;
   std::string description;
   std::string scale = "full";
-  Backend backend = Backend::kCpu;
+  DeviceKind backend = DeviceKind::kCpu;
   uint64_t seed = 0;
   int64_t repetitions = 1;
   std::string specs_dir;

@@ -22,7 +22,7 @@ std::string job_compute_id(const std::string& arch_part, const std::string& work
   h.u64(static_cast<uint64_t>(job.layout.dp));
   h.str(job.candidates.name).u64(job.candidates.ops.size());
   for (const auto& [op, folder] : job.candidates.ops) h.str(op).str(folder);
-  h.str(backend_name(job.backend)).u64(job.seed).u64(static_cast<uint64_t>(job.repetition));
+  h.str(device_kind_name(job.backend)).u64(job.seed).u64(static_cast<uint64_t>(job.repetition));
   h.str(to_json(job.kernel_stage).dump()).str(to_json(job.model_stage).dump());
   return h.hex(12);
 }
@@ -37,7 +37,7 @@ Json job_to_json(const Job& job, Json arch, Json workload) {
               {"workload", std::move(workload)},
               {"layout", to_json(job.layout)},
               {"candidates", to_json(job.candidates)},
-              {"backend", backend_name(job.backend)},
+              {"backend", device_kind_name(job.backend)},
               {"seed", job.seed},
               {"repetition", job.repetition},
               {"kernel_stage", to_json(job.kernel_stage)},
@@ -59,8 +59,7 @@ Job job_fields_from_json(const JsonIn& in) {
   job.layout = layout_from_json(in.at("layout").json(), path + "/layout");
   job.candidates = candidate_set_from_json(in.at("candidates").json(), path + "/candidates");
   const std::string backend = in.at("backend").str();
-  if (backend == "cpu") job.backend = Backend::kCpu;
-  else if (backend == "cuda") job.backend = Backend::kCuda;
+  if (const auto kind = device_kind_parse(backend)) job.backend = *kind;
   else in.at("backend").fail(fmt::format("unknown backend '{}' (expected cpu or cuda)", backend));
   const JsonIn seed = in.at("seed");
   if (!seed.json().is_number_unsigned() && !seed.json().is_number_integer()) seed.fail("expected an integer");

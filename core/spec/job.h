@@ -24,7 +24,7 @@ struct Job {
   Workload workload;
   Layout layout;
   CandidateSet candidates;
-  Backend backend = Backend::kCpu;
+  DeviceKind backend = DeviceKind::kCpu;
   uint64_t seed = 0;
   int64_t repetition = 0;
   KernelStageSpec kernel_stage;

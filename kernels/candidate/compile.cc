@@ -86,7 +86,7 @@ CompileOptions CompileOptions::defaults() {
 std::vector<std::string> candidate_compile_command(const CandidateManifest& m, const CompileOptions& o,
                                                    const std::string& output) {
   std::vector<std::string> cmd;
-  if (m.backend == CandidateBackend::kCpu) {
+  if (m.backend == DeviceKind::kCpu) {
     cmd = {o.cxx, "-std=c++17", "-O3", "-fPIC", "-shared", "-pthread", "-I" + o.include_dir};
   } else {
     cmd = {o.nvcc,
@@ -109,15 +109,15 @@ std::vector<std::string> candidate_compile_command(const CandidateManifest& m, c
   for (const auto& s : m.sources) cmd.push_back((fs::path(m.folder) / s).string());
   cmd.push_back("-o");
   cmd.push_back(output);
-  if (m.backend == CandidateBackend::kCuda) cmd.push_back("-lcudart");
+  if (m.backend == DeviceKind::kCuda) cmd.push_back("-lcudart");
   return cmd;
 }
 
 CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions& o) {
   CompileResult r;
-  const std::string compiler = m.backend == CandidateBackend::kCpu ? o.cxx : o.nvcc;
+  const std::string compiler = m.backend == DeviceKind::kCpu ? o.cxx : o.nvcc;
   Hasher h;
-  h.str("fk-candidate-build-v1").str(candidate_backend_name(m.backend)).str(m.op).str(m.entry);
+  h.str("fk-candidate-build-v1").str(device_kind_name(m.backend)).str(m.op).str(m.entry);
   for (const auto& f : m.flags) h.str(f);
   try {
     // Every file of the folder (sources, headers they include, the manifest), in a

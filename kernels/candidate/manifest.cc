@@ -11,14 +11,12 @@
 namespace fk::kernels {
 namespace fs = std::filesystem;
 
-std::string_view candidate_backend_name(CandidateBackend b) { return b == CandidateBackend::kCpu ? "cpu" : "cuda"; }
-
 bool CandidateManifest::handles(DType d) const { return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end(); }
 
-bool candidate_flag_allowed(CandidateBackend backend, const std::string& flag) {
+bool candidate_flag_allowed(DeviceKind backend, const std::string& flag) {
   static const std::regex macro("-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?");
   if (std::regex_match(flag, macro)) return true;
-  if (backend == CandidateBackend::kCpu) {
+  if (backend == DeviceKind::kCpu) {
     for (const char* f : {"-fopenmp", "-funroll-loops", "-fno-math-errno", "-ffp-contract=fast", "-ffp-contract=off"})
       if (flag == f) return true;
     return false;
@@ -55,8 +53,7 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
                           hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
   }
   r.choice("backend", m.backend, spec::Need::kRequired,
-           std::vector<std::pair<std::string, CandidateBackend>>{{"cpu", CandidateBackend::kCpu},
-                                                                 {"cuda", CandidateBackend::kCuda}});
+           device_kind_choices());
   if (r.string_list("sources", m.sources, spec::Need::kRequired)) {
     if (m.sources.empty()) ctx.error(r.key_pos("sources"), "sources", "the list is empty");
     for (size_t i = 0; i < m.sources.size(); ++i) {
@@ -78,10 +75,10 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
       } else if (!fs::is_regular_file(p)) {
         ctx.error(r.key_pos("sources"), field, fmt::format("'{}' does not exist", m.sources[i]));
       } else if (ext != ".cc" && ext != ".cpp" && ext != ".cxx" && ext != ".c" &&
-                 !(m.backend == CandidateBackend::kCuda && ext == ".cu")) {
+                 !(m.backend == DeviceKind::kCuda && ext == ".cu")) {
         ctx.error(r.key_pos("sources"), field,
                   fmt::format("'{}': expected .cc, .cpp, .c{}", m.sources[i],
-                              m.backend == CandidateBackend::kCuda ? " or .cu" : " (.cu needs backend cuda)"));
+                              m.backend == DeviceKind::kCuda ? " or .cu" : " (.cu needs backend cuda)"));
       }
     }
   }
@@ -105,7 +102,7 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
       if (!candidate_flag_allowed(m.backend, f))
         ctx.error(r.key_pos("flags"), "flags",
                   fmt::format("'{}' is not an allowed {} flag (see docs/writing-kernels.md)", f,
-                              candidate_backend_name(m.backend)));
+                              device_kind_name(m.backend)));
   }
   r.string("description", m.description, spec::Need::kOptional);
   r.string("expect", m.expect, spec::Need::kOptional);

@@ -7,6 +7,7 @@
 // reported as file:line:column diagnostics like every spec.
 #pragma once
 
+#include "core/device.h"
 #include "core/dtype.h"
 #include "core/spec/diagnostics.h"
 
@@ -16,14 +17,11 @@
 
 namespace fk::kernels {
 
-enum class CandidateBackend { kCpu, kCuda };
-std::string_view candidate_backend_name(CandidateBackend b);
-
 struct CandidateManifest {
   std::string folder;        // absolute, normalised
   std::string name;          // defaults to the folder's name
   std::string op;
-  CandidateBackend backend = CandidateBackend::kCpu;
+  DeviceKind backend = DeviceKind::kCpu;
   std::vector<std::string> sources;  // relative to folder
   std::string entry;
   std::vector<DType> dtypes;
@@ -39,7 +37,7 @@ struct CandidateManifest {
 
 // The allowed extra flags of a backend: exact flags, or prefixes ending in '='
 // ("-D" takes any macro).
-bool candidate_flag_allowed(CandidateBackend backend, const std::string& flag);
+bool candidate_flag_allowed(DeviceKind backend, const std::string& flag);
 
 std::optional<CandidateManifest> candidate_manifest_load(const std::string& folder, spec::Diagnostics& diags);
 
