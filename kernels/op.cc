@@ -59,6 +59,13 @@ const OpDef& OpRegistry::def(const std::string& name) const {
   fail(ErrorKind::kNotFound, "no op named '{}'{}", name, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
 }
 
+const OpImpl* OpRegistry::find_impl(const std::string& op, const std::string& impl_name) const {
+  auto it = impls_.find(op);
+  if (it == impls_.end()) return nullptr;
+  auto jt = it->second.find(impl_name);
+  return jt == it->second.end() ? nullptr : &jt->second;
+}
+
 const OpImpl& OpRegistry::impl(const std::string& op, const std::string& impl_name) const {
   auto it = impls_.find(op);
   if (it != impls_.end()) {

@@ -100,6 +100,7 @@ class OpRegistry {
   const OpDef& def(const std::string& name) const;  // throws kNotFound with a hint
   const OpDef* find(const std::string& name) const;
   const OpImpl& impl(const std::string& op, const std::string& impl_name) const;
+  const OpImpl* find_impl(const std::string& op, const std::string& impl_name) const;  // nullptr when absent
   std::vector<std::string> op_names() const;
 
  private:

@@ -1,6 +1,7 @@
 #include "results/job_result.h"
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "results/h5/h5.h"
 
 #include <algorithm>
@@ -43,7 +44,7 @@ void write_root_attrs(h5::Writer& w, const JobResult& r) {
   w.set_attr("dp", j.layout.dp);
   w.set_attr("ranks", j.layout.ranks());
   w.set_attr("candidate_set", j.candidates.name);
-  w.set_attr("backend", std::string(spec::backend_name(j.backend)));
+  w.set_attr("backend", std::string(device_kind_name(j.backend)));
   w.set_attr("seed", static_cast<int64_t>(j.seed));
   w.set_attr("repetition", j.repetition);
   w.set_attr("rank_hosts", r.meta.rank_hosts);
@@ -56,6 +57,9 @@ void write_root_attrs(h5::Writer& w, const JobResult& r) {
   w.set_attr("hdf5_version", hdf5_version());
   w.set_attr("blas", r.meta.blas);
   w.set_attr("device", r.meta.device);
+  w.set_attr("device_state_start", r.meta.device_state_start);
+  w.set_attr("device_state_end", r.meta.device_state_end);
+  w.set_attr("stage_backends", r.meta.stage_backends);
   w.set_attr("threads_per_rank", r.meta.threads_per_rank);
   const std::string json = spec::job_to_json(j).dump();
   if (json.size() < 60000) {
@@ -81,9 +85,9 @@ void write_kernel_stage(h5::Writer& w, const JobResult& r) {
     if (!by_instance.count(key)) order.push_back(key);
     by_instance[key].push_back(&k);
   }
-  std::vector<int64_t> index, calls, nan, inf, rounds, sets, nranks, iters;
+  std::vector<int64_t> index, calls, nan, inf, rounds, sets, nranks, iters, throttled;
   std::vector<std::string> op, role, impl, dtype, shape, params, layers;
-  std::vector<double> flops, bytes, rel_l2, max_abs, matched, atol, rtol, median, p10, p90, mean, min;
+  std::vector<double> flops, bytes, rel_l2, max_abs, matched, atol, rtol, median, p10, p90, mean, min, noise;
   std::vector<bool> passed;
   h5::Group timings = ks.require_group("timings");
   for (size_t i = 0; i < order.size(); ++i) {
@@ -103,6 +107,7 @@ void write_kernel_stage(h5::Writer& w, const JobResult& r) {
     atol.push_back(f.atol);
     rtol.push_back(f.rtol);
     sets.push_back(f.buffer_sets);
+    int64_t n_throttled = 0;
     double worst_l2 = 0, worst_abs = 0, worst_match = 1;
     int64_t n_nan = 0, n_inf = 0;
     bool ok = true;
@@ -118,11 +123,13 @@ void write_kernel_stage(h5::Writer& w, const JobResult& r) {
       n_nan += k->nan;
       n_inf += k->inf;
       ok = ok && k->passed;
+      n_throttled += k->throttled;
       all.insert(all.end(), k->seconds.begin(), k->seconds.end());
       ranks.push_back(k->rank);
       for (size_t t = 0; t < width; ++t)
         matrix.push_back(t < k->seconds.size() ? k->seconds[t] : std::numeric_limits<double>::quiet_NaN());
     }
+    throttled.push_back(n_throttled);
     rel_l2.push_back(worst_l2);
     max_abs.push_back(worst_abs);
     matched.push_back(worst_match);
@@ -132,16 +139,13 @@ void write_kernel_stage(h5::Writer& w, const JobResult& r) {
     rounds.push_back(f.rounds);
     nranks.push_back(static_cast<int64_t>(rows.size()));
     iters.push_back(static_cast<int64_t>(width));
-    median.push_back(percentile(all, 50));
-    p10.push_back(percentile(all, 10));
-    p90.push_back(percentile(all, 90));
-    double sum = 0, lo = std::numeric_limits<double>::infinity();
-    for (double s : all) {
-      sum += s;
-      lo = std::min(lo, s);
-    }
-    mean.push_back(all.empty() ? std::nan("") : sum / static_cast<double>(all.size()));
-    min.push_back(all.empty() ? std::nan("") : lo);
+    const stats::Summary sum = stats::summarize(all);
+    median.push_back(sum.median);
+    p10.push_back(sum.p10);
+    p90.push_back(sum.p90);
+    mean.push_back(sum.mean);
+    min.push_back(sum.min);
+    noise.push_back(sum.noise);
     h5::Dataset ds = timings.write_array(fmt::format("{:04d}", i), matrix,
                                          Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)});
     ds.set_attr("ranks", ranks);
@@ -177,7 +181,9 @@ void write_kernel_stage(h5::Writer& w, const JobResult& r) {
                                   .add_column("p10_s", p10)
                                   .add_column("p90_s", p90)
                                   .add_column("mean_s", mean)
-                                  .add_column("min_s", min));
+                                  .add_column("min_s", min)
+                                  .add_column("noise", noise)
+                                  .add_column("throttled", throttled));
 }
 
 void write_model_stage(h5::Writer& w, const JobResult& r) {
@@ -425,16 +431,6 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
 }
 
 }  // namespace
-
-double percentile(std::vector<double> v, double q) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const double pos = q / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 void job_result_write(const std::string& path, const JobResult& result) {
   h5::Writer w(path);

@@ -23,7 +23,11 @@ struct JobMeta {
   std::string started_at, finished_at;  // ISO 8601 UTC
   double wall_s = 0;
   std::string fk_version, compiler, mpi_library, blas;
-  std::string device;                   // "cpu: 2 x AMD EPYC", "cuda: NVIDIA H200"
+  std::string device;                   // rank 0's backend: DeviceFacts::describe()
+  // The device of every rank around its kernel stage: "rank 0 cuda:0: sm 1980 MHz, ..."
+  // (DeviceState::describe()); empty where the stage did not run.
+  std::vector<std::string> device_state_start, device_state_end;
+  std::string stage_backends;           // "model: cpu, kernel: cuda:0, candidates: cpu"
   int64_t threads_per_rank = 1;
 };
 
@@ -43,9 +47,5 @@ struct JobResult {
 
 // Writes `result` to `path` atomically. Throws fk::Error(kIo) naming the file.
 void job_result_write(const std::string& path, const JobResult& result);
-
-// Percentile (linear interpolation between order statistics, as numpy's default) of
-// `values` (unsorted); q in [0, 100]. NaN for an empty vector.
-double percentile(std::vector<double> values, double q);
 
 }  // namespace fk::results

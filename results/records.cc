@@ -48,7 +48,7 @@ json to_json(const KernelInstanceResult& r) {
           {"flops", r.flops}, {"bytes", r.bytes}, {"rel_l2", r.rel_l2}, {"max_abs", r.max_abs},
           {"matched_fraction", r.matched_fraction}, {"nan", r.nan}, {"inf", r.inf}, {"rounds", r.rounds},
           {"passed", r.passed}, {"atol", r.atol}, {"rtol", r.rtol}, {"rank", r.rank}, {"buffer_sets", r.buffer_sets},
-          {"seconds", r.seconds}};
+          {"seconds", r.seconds}, {"throttled", r.throttled}};
 }
 void from_json(const json& j, KernelInstanceResult& r) {
   r.op = j.at("op");
@@ -73,6 +73,7 @@ void from_json(const json& j, KernelInstanceResult& r) {
   r.rank = j.at("rank");
   r.buffer_sets = j.at("buffer_sets");
   r.seconds = j.at("seconds").get<std::vector<double>>();
+  r.throttled = j.value("throttled", int64_t{0});
 }
 
 json to_json(const CandidateInstanceRecord& r) {

@@ -73,6 +73,7 @@ struct KernelInstanceResult {
   int64_t rank = 0;
   int64_t buffer_sets = 1;
   std::vector<double> seconds;  // every timed iteration
+  int64_t throttled = 0;        // timed iterations during which the device reported a slowdown
 };
 
 // One op instance of a candidate kernel through the correctness gates (one rank).
@@ -96,7 +97,7 @@ struct CandidateSummary {
   std::string key, library, command, compile_log;
   double model_rel_err = 0, baseline_rel_err = 0;  // last layer vs fp32 (selected / baseline run); NaN when not run
   double top1 = 0, baseline_top1 = 0;
-  double e2e_speedup = 0;     // baseline / selected model-stage time (all steps, median over iterations)
+  double e2e_speedup = 0;     // baseline / selected model-stage time (results/model_time.h)
   double kernel_speedup = 0;  // geometric mean over the candidate's instances
   std::string sandbox;        // the sandbox layers its worker ran under ("seccomp, landlock v7, ...")
 };

@@ -1,13 +1,13 @@
 #include "runner/candidate_stage.h"
 
 #include "core/error.h"
+#include "results/model_time.h"
 #include "runner/heartbeat.h"
 #include "runner/kernel_stage.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <map>
 
 namespace fk::runner {
 
@@ -50,8 +50,11 @@ void CandidateStage::build_one(Entry& e) {
     e.setup = {Verdict::kCompileError, e.build.reason};
     return;
   }
-  if (e.manifest->backend != kernels::CandidateBackend::kCpu && job_.backend == spec::Backend::kCpu) {
-    e.setup = {Verdict::kUnsupported, "a cuda candidate needs the cuda backend (it compiled; it was not run)"};
+  if (e.manifest->backend != DeviceKind::kCpu) {
+    e.setup = {Verdict::kUnsupported,
+               fmt::format("a {} candidate is not judged by this version: its sandboxed worker runs cpu candidates only "
+                           "(it compiled; it was not run)",
+                           device_kind_name(e.manifest->backend))};
     return;
   }
   e.runnable = true;  // loading happens in its worker, never here
@@ -216,21 +219,6 @@ std::vector<results::CandidateInstanceRecord> CandidateStage::records() const {
 
 namespace {
 
-// Sum over steps of the median over iterations of the slowest rank's step time.
-double model_time(const std::vector<results::StepTiming>& steps, const std::string& run) {
-  std::map<std::string, std::map<int64_t, double>> worst;  // step -> iteration -> max over ranks
-  for (const auto& s : steps)
-    if (s.run == run) worst[s.step][s.iteration] = std::max(worst[s.step][s.iteration], s.total_s);
-  double total = 0;
-  for (const auto& [step, by_iter] : worst) {
-    std::vector<double> v;
-    for (const auto& [it, t] : by_iter) v.push_back(t);
-    std::sort(v.begin(), v.end());
-    total += v[v.size() / 2];
-  }
-  return total;
-}
-
 // Relative error of the last traced layer (prefill) of `run`, summed over ranks.
 double last_layer_error(const std::vector<results::LayerError>& layers, const std::string& run) {
   int64_t last = -1;
@@ -289,14 +277,15 @@ std::vector<results::CandidateSummary> CandidateStage::summarize(
   std::vector<results::CandidateSummary> out;
   const double sel_err = last_layer_error(layers, "selected"), base_err = last_layer_error(layers, "baseline");
   const double sel_top1 = top1(logits, "selected"), base_top1 = top1(logits, "baseline");
-  const double sel_time = model_time(steps, "selected"), base_time = model_time(steps, "baseline");
+  // The end-to-end speedup of summary/jobs too (results/model_time.h): one definition.
+  const double e2e_speedup = results::model_time_speedup(steps);
   const double sel_kl = kl_sum(logits, "selected"), base_kl = kl_sum(logits, "baseline");
   for (const auto& e : entries_) {
     results::CandidateSummary s;
     s.name = e.manifest ? e.manifest->name : e.folder;
     s.op = e.op;
     s.folder = e.folder;
-    s.backend = e.manifest ? std::string(kernels::candidate_backend_name(e.manifest->backend)) : "";
+    s.backend = e.manifest ? std::string(device_kind_name(e.manifest->backend)) : "";
     s.compiled = e.build.ok;
     s.cached = e.build.cached;
     s.compile_s = e.build.seconds;
@@ -331,7 +320,7 @@ std::vector<results::CandidateSummary> CandidateStage::summarize(
     s.baseline_rel_err = base_err;
     s.top1 = judged ? sel_top1 : std::nan("");
     s.baseline_top1 = base_top1;
-    s.e2e_speedup = judged && sel_time > 0 ? base_time / sel_time : std::nan("");
+    s.e2e_speedup = judged ? e2e_speedup : std::nan("");
     if (judged && !std::isfinite(sel_err) && std::isfinite(base_err))
       v.merge(Verdict::kIncorrectNumerical,
               "the model's hidden states went non-finite (NaN or Inf) with the candidate; the baseline's stayed finite");

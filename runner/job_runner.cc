@@ -4,6 +4,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "kernels/blas_info.h"
+#include "kernels/backends.h"
 #include "results/job_result.h"
 #include "runner/candidate_stage.h"
 #include "runner/kernel_stage.h"
@@ -140,6 +141,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   if (group.size() != job.layout.ranks())
     fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
   inject_fault(group.rank(), options.attempt);
+  const std::unique_ptr<kernels::Backend> backend =
+      kernels::backend_create(job.backend, kernels::node_local_rank(), options.backend);
   const collectives::Grid grid(job.layout, group.rank());
   collectives::GroupComms comms = collectives::grid_split(group, grid);
   const Placement pl = placement_of(grid);
@@ -173,6 +176,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   }
 
   std::vector<KernelInstanceResult> kernels;
+  std::string device_start, device_end;
   if (job.kernel_stage.enabled) {
     KernelStageConfig kc;
     for (const auto& i : model.instances)
@@ -180,8 +184,10 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
     kc.spec = job.kernel_stage;
     kc.seed = job.seed;
     kc.rank = group.rank();
-    kc.flush_bytes = options.flush_bytes;
-    kernels = kernel_stage_run(kc, ImplSet::baseline(DeviceKind::kCpu));
+    KernelStageOutput ko = kernel_stage_run(kc, *backend);
+    kernels = std::move(ko.instances);
+    device_start = fmt::format("rank {} {}: {}", group.rank(), backend->name(), ko.before.describe());
+    device_end = fmt::format("rank {} {}: {}", group.rank(), backend->name(), ko.after.describe());
   }
 
   json payload = {{"host", hostname()},
@@ -191,7 +197,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                   {"logits", to_array(model.logits)},
                   {"kernels", to_array(kernels)},
                   {"candidate_instances", to_array(candidates.records())},
-                  {"traced_rows", model.traced_rows_per_sequence}};
+                  {"traced_rows", model.traced_rows_per_sequence},
+                  {"device_state_start", device_start},
+                  {"device_state_end", device_end}};
   // The fp32 logits of each replica come from its last stage's TP rank 0.
   const bool logits_sender = pl.last_stage() && pl.tp_rank == 0 && model.fp32_logits.defined();
   payload["has_logits"] = logits_sender;
@@ -213,7 +221,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   r.meta.compiler = __VERSION__;
   r.meta.mpi_library = options.mpi_library;
   r.meta.blas = kernels::blas_info();
-  r.meta.device = "cpu";
+  r.meta.device = fmt::format("{}: {}", backend->name(), backend->facts().describe());
+  r.meta.stage_backends = fmt::format("model: cpu, kernel: {}, candidates: cpu",
+                                      job.kernel_stage.enabled ? std::string(device_kind_name(job.backend)) : "none");
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
   const int64_t steps = job.arch.attention.causal ? 1 + job.workload.decode_steps : 1;
@@ -232,6 +242,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   };
   auto absorb = [&](const json& p, int from) {
     r.meta.rank_hosts.push_back(p.at("host"));
+    if (const std::string s = p.at("device_state_start"); !s.empty()) r.meta.device_state_start.push_back(s);
+    if (const std::string s = p.at("device_state_end"); !s.empty()) r.meta.device_state_end.push_back(s);
     from_array(p.at("steps"), r.steps);
     from_array(p.at("ops"), r.ops);
     from_array(p.at("layers"), r.layers);

@@ -6,6 +6,7 @@
 
 #include "collectives/communicator.h"
 #include "core/spec/job.h"
+#include "kernels/backends.h"
 
 #include <string>
 
@@ -14,7 +15,7 @@ namespace fk::runner {
 struct RunnerOptions {
   std::string results_dir;
   std::string campaign;
-  size_t flush_bytes = size_t{16} << 20;
+  kernels::BackendOptions backend;  // how each job's backend is made (kernels/backends.h)
   int64_t threads_per_rank = 1;
   std::string mpi_library;
   // Set by the orchestrator after an attempt of this job crashed or hung with its
@@ -36,7 +37,10 @@ struct JobSummary {
 };
 
 // Runs `job` on `group` (whose size must equal the job's ranks). The summary is
-// filled on the group leader only.
+// filled on the group leader only. The job's backend (job.backend) is made once here,
+// on this rank's node-local device, and runs the kernel stage; the model stage and the
+// candidate gates run on the CPU backend in this version (the job file's
+// `stage_backends` attribute says which ran where).
 JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options);
 
 }  // namespace fk::runner

@@ -2,11 +2,11 @@
 
 #include "core/error.h"
 #include "kernels/compare.h"
+#include "kernels/measure.h"
 #include "runner/heartbeat.h"
 #include "runner/test_seams.h"
 
 #include <chrono>
-#include <cstring>
 #include <fmt/format.h>
 
 namespace fk::runner {
@@ -15,18 +15,26 @@ namespace {
 using kernels::ArgRole;
 using kernels::OpCall;
 
-volatile unsigned char g_flush_sink = 0;
-
-std::vector<Tensor> snapshot_inouts(const kernels::OpDef& def, const OpCall& call) {
+// Device copies of the kInOut arguments of `call` (what each timed call starts from).
+std::vector<Tensor> snapshot_inouts(kernels::Backend& backend, const kernels::OpDef& def, const OpCall& call) {
   std::vector<Tensor> saved(call.args.size());
   for (size_t i = 0; i < call.args.size(); ++i)
-    if (def.args[i].role == ArgRole::kInOut && call.args[i].defined()) saved[i] = call.args[i].contiguous_copy();
+    if (def.args[i].role == ArgRole::kInOut && call.args[i].defined()) {
+      saved[i] = backend.empty(call.args[i].dtype(), call.args[i].shape());
+      backend.copy(saved[i], call.args[i]);
+    }
   return saved;
 }
 
-void restore(const OpCall& call, const std::vector<Tensor>& saved) {
-  for (size_t i = 0; i < saved.size(); ++i)
-    if (saved[i].defined()) std::memcpy(call.args[i].data(), saved[i].data(), saved[i].nbytes());
+const kernels::OpImpl& baseline_for(kernels::Backend& backend, const kernels::OpDef& def, const OpCall& call,
+                                    const InstanceRecord& inst) {
+  const kernels::OpImpl* impl = backend.baseline(def.name);
+  if (impl == nullptr)
+    fail(ErrorKind::kUnsupported, "kernel stage: op {} has no {} baseline", def.name, backend.name());
+  if (impl->supports && !impl->supports(call))
+    fail(ErrorKind::kUnsupported, "kernel stage: the {} baseline of {} does not support {} {} ({})", backend.name(),
+         def.name, inst.role, kernel_shape_string(inst.shape), dtype_name(inst.dtype));
+  return *impl;
 }
 
 }  // namespace
@@ -43,16 +51,15 @@ std::string kernel_params_string(const kernels::OpShape& shape) {
   return s;
 }
 
-std::vector<KernelInstanceResult> kernel_stage_run(const KernelStageConfig& c, const ImplSet& impls) {
-  std::vector<KernelInstanceResult> results;
-  std::vector<unsigned char> flush(c.flush_bytes, 1);
+KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend& backend) {
+  KernelStageOutput out;
+  backend.activate();
+  out.before = backend.state();
   for (const InstanceRecord& inst : c.instances) {
     const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
-    const kernels::OpImpl& impl = impls.get(inst.op);
     KernelInstanceResult r;
     r.op = inst.op;
     r.role = inst.role;
-    r.impl = impl.name;
     r.shape = kernel_shape_string(inst.shape);
     r.params = kernel_params_string(inst.shape);
     r.dtype = inst.dtype;
@@ -66,17 +73,22 @@ std::vector<KernelInstanceResult> kernel_stage_run(const KernelStageConfig& c, c
 
     // Precision: fresh inputs per round against the fp64 reference.
     kernels::Comparison worst;
+    const kernels::OpImpl* impl = nullptr;
     for (int64_t round = 0; round < c.spec.rounds; ++round) {
-      OpCall call = def.make(inst.shape, inst.dtype, RngStream(c.seed, fmt::format("{}.round{}", stream, round)));
+      OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, fmt::format("{}.round{}", stream, round)));
       if (round == 0) {
-        r.flops = def.flops(call);
-        r.bytes = def.bytes(call);
+        r.flops = def.flops(host);
+        r.bytes = def.bytes(host);
       }
-      const auto ref = kernels::run_reference(def, call);
-      impl.run(call);
-      seam_perturb_outputs(def, call);  // test seam (test_seams.h)
+      const auto ref = kernels::run_reference(def, host);
+      OpCall dev = backend.to_device(host);
+      impl = &baseline_for(backend, def, dev, inst);
+      backend.activate();
+      impl->run(dev);
+      for (const auto& [index, expected] : ref) host.args[index] = backend.to_host(dev.args[index]);
+      seam_perturb_outputs(def, host);  // test seam (test_seams.h)
       for (const auto& [index, expected] : ref) {
-        const auto cmp = kernels::compare(call.args[index], expected, tol);
+        const auto cmp = kernels::compare(host.args[index], expected, tol);
         worst = round == 0 && index == ref.begin()->first ? cmp : kernels::combine(worst, cmp);
       }
     }
@@ -88,39 +100,42 @@ std::vector<KernelInstanceResult> kernel_stage_run(const KernelStageConfig& c, c
     r.passed = worst.passed;
     r.rounds = c.spec.rounds;
 
-    // Timing over rotated input sets.
-    const double set_bytes = std::max(1.0, r.bytes);
-    const auto sets = static_cast<int64_t>(std::clamp(
-        std::min(static_cast<double>(c.flush_bytes) * 2.0 / set_bytes, static_cast<double>(c.max_rotation_bytes) / set_bytes),
-        1.0, 16.0));
-    r.buffer_sets = sets;
-    const bool small = set_bytes * static_cast<double>(sets) < static_cast<double>(c.flush_bytes);
+    // Timing over rotated input sets on the device.
+    const kernels::RotationPlan plan = kernels::rotation_plan(backend, r.bytes, c.max_rotation_bytes);
     std::vector<OpCall> calls;
     std::vector<std::vector<Tensor>> pristine;
-    for (int64_t s = 0; s < sets; ++s) {
-      calls.push_back(def.make(inst.shape, inst.dtype, RngStream(c.seed, fmt::format("{}.timing{}", stream, s))));
-      pristine.push_back(snapshot_inouts(def, calls.back()));
+    for (int64_t s = 0; s < plan.sets; ++s) {
+      const OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, fmt::format("{}.timing{}", stream, s)));
+      calls.push_back(backend.to_device(host));
+      pristine.push_back(snapshot_inouts(backend, def, calls.back()));
     }
-    unsigned char sink = 0;
-    const int64_t total = c.spec.warmup + c.spec.iterations;
-    for (int64_t i = 0; i < total; ++i) {
-      const size_t s = static_cast<size_t>(i % sets);
-      restore(calls[s], pristine[s]);
-      if (small) {
-        for (size_t b = 0; b < flush.size(); b += 64) flush[b] = static_cast<unsigned char>(flush[b] + 1);
-        sink ^= flush[static_cast<size_t>(i) % flush.size()];
-      }
+    if (impl == nullptr) impl = &baseline_for(backend, def, calls.front(), inst);
+    r.impl = impl->name;
+    kernels::Subject subject;
+    subject.name = impl->name;
+    subject.prepare = [&](int64_t s) {
+      const auto& saved = pristine[static_cast<size_t>(s)];
+      for (size_t i = 0; i < saved.size(); ++i)
+        if (saved[i].defined()) backend.copy(calls[static_cast<size_t>(s)].args[i], saved[i]);
+    };
+    subject.run = [&](int64_t s) {
       const auto t0 = std::chrono::steady_clock::now();
-      impl.run(calls[s]);
+      impl->run(calls[static_cast<size_t>(s)]);
       seam_stretch(t0);  // test seam (test_seams.h)
-      progress_tick();
-      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (i >= c.spec.warmup) r.seconds.push_back(dt);
-    }
-    g_flush_sink = sink;  // keeps the flush writes from being optimised away
-    results.push_back(std::move(r));
+    };
+    subject.check = [](int64_t) { progress_tick(); };
+    kernels::MeasureOptions mo;
+    mo.warmup = c.spec.warmup;
+    mo.iterations = c.spec.iterations;
+    const kernels::MeasureResult m = kernels::measure(backend, std::span(&subject, 1), plan, mo);
+    if (!m.audit.empty()) fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, m.audit);
+    r.buffer_sets = m.sets;
+    r.seconds = m.subjects[0].seconds;
+    r.throttled = m.subjects[0].throttled_count;
+    out.instances.push_back(std::move(r));
   }
-  return results;
+  out.after = backend.state();
+  return out;
 }
 
 }  // namespace fk::runner

@@ -26,6 +26,7 @@
 #endif
 #include "core/error.h"
 #include "core/spec/job.h"
+#include "kernels/backends.h"
 #include "kernels/blas_info.h"
 #include "kernels/op.h"
 #include "runner/heartbeat.h"
@@ -262,10 +263,10 @@ int run_jobs(const Options& o) {
       if (!misfit.empty())
         throw fk::Error(fk::ErrorKind::kInvalidArgument,
                         fmt::format("{}: job {}: layout {} does not fit: {}", o.jobs, j.id, j.layout.name(), misfit[0]));
-      if (j.backend != fk::spec::Backend::kCpu)
+      if (const std::string why = fk::kernels::backend_unavailable(j.backend, fk::kernels::node_local_rank()); !why.empty())
         throw fk::Error(fk::ErrorKind::kUnsupported,
-                        fmt::format("{}: job {} asks for the {} backend; this fk-runner runs the cpu backend", o.jobs,
-                                    j.id, fk::spec::backend_name(j.backend)));
+                        fmt::format("{}: job {} asks for the {} backend, which this rank ({}) cannot run: {}", o.jobs,
+                                    j.id, fk::device_kind_name(j.backend), fmt::format("rank {}", world_rank()), why));
     }
   } catch (const fk::Error& e) {
     problem = e.what();
@@ -281,7 +282,7 @@ int run_jobs(const Options& o) {
   fk::runner::RunnerOptions ro;
   ro.results_dir = o.results;
   ro.campaign = file.campaign;
-  ro.flush_bytes = *parse_size(o.flush);
+  ro.backend.cpu_flush_bytes = *parse_size(o.flush);
   ro.mpi_library = mpi_library_version();
   ro.threads_per_rank = omp_get_max_threads();
   ro.quarantine_reason = o.quarantine;

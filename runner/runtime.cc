@@ -22,7 +22,7 @@ bool active(const collectives::Communicator* comm) { return comm != nullptr && c
 ImplSet ImplSet::baseline(DeviceKind device) {
   kernels::register_builtin_ops();
   ImplSet s;
-  const std::string name = device == DeviceKind::kCpu ? "cpu" : "cuda";
+  const std::string name(device_kind_name(device));
   for (const auto& op : kernels::OpRegistry::global().op_names()) {
     s.impls_[op] = &kernels::OpRegistry::global().impl(op, name);
     s.baselines_[op] = s.impls_[op];

@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH=$PWD/.deps/lib:${LD_LIBRARY_PATH:-}
 } > "$out/versions.txt" 2>&1
 cat "$out/versions.txt"
 t0=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF > "$out/configure.log" 2>&1 ||
+cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON > "$out/configure.log" 2>&1 ||
   { tail -40 "$out/configure.log"; exit 1; }
 grep -E "FastKernels|Found (HDF5|GTest|Boost|yaml)" "$out/configure.log"
 cmake --build build-gpu -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$out/build.log" | head -60; exit 1; }
@@ -30,6 +30,27 @@ if [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
 fi
 ctest --test-dir build-gpu -L gpu "${exclude[@]}" --output-on-failure --timeout 300 > "$out/gpu-tests.log" 2>&1
 echo "gpu tests: exit $?"; grep -E "tests passed|Failed|FAILED" "$out/gpu-tests.log" | head -20
+# The smoke campaign with backend: cuda (tp1: one rank, one GPU): its kernel stage runs
+# the CUDA baselines; the job files record the device and where each stage ran.
+if [ "${FK_GPU_SMOKE:-1}" = 1 ]; then
+  rm -rf build-gpu/smoke-cuda
+  t1=$(date +%s)
+  build-gpu/orchestrator/fk run specs/campaigns/smoke-cuda.yaml --results build-gpu/smoke-cuda > "$out/smoke-cuda.log" 2>&1
+  echo "smoke-cuda: exit $? in $(( $(date +%s) - t1 )) s"; tail -15 "$out/smoke-cuda.log"
+  build-gpu/orchestrator/fk collect --results build-gpu/smoke-cuda >> "$out/smoke-cuda.log" 2>&1 &&
+    build-gpu/orchestrator/fk report build-gpu/smoke-cuda/campaign.h5 > "$out/smoke-cuda-report.txt" 2>&1
+  echo "smoke-cuda report: exit $?"; head -40 "$out/smoke-cuda-report.txt"
+  python3 bench/gpu/job_files.py build-gpu/smoke-cuda > "$out/smoke-cuda-jobs.txt" 2>&1; cat "$out/smoke-cuda-jobs.txt"
+fi
+# The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
+# rms_norm baseline, the example CUDA candidate built with nvcc -O3, the cuBLASLt GEMM).
+if [ "${FK_GPU_DO_BENCH:-1}" = 1 ]; then
+  nvcc -O3 -arch=sm_90 -std=c++17 -shared -Xcompiler -fPIC -Ikernels candidates/rms_norm/cuda/rms_norm.cu \
+    -o build-gpu/rms_norm_candidate.so > "$out/do-bench.log" 2>&1
+  python3 bench/gpu/do_bench.py build-gpu/bench/gpu/libfk_bench_shim.so build-gpu/rms_norm_candidate.so \
+    >> "$out/do-bench.log" 2>&1
+  echo "do_bench: exit $?"; tail -12 "$out/do-bench.log"
+fi
 if [ "${FK_GPU_CPU_TESTS:-1}" = 1 ]; then
   ctest --test-dir build-gpu -LE gpu -j "$(nproc)" --timeout 900 > "$out/cpu-tests.log" 2>&1
   echo "cpu tests: exit $?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$out/cpu-tests.log" | head -20

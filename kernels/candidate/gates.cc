@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/stats.h"
 #include "kernels/candidate/channel.h"
 #include "kernels/compare.h"
 #include "kernels/fk_kernel.h"
@@ -102,12 +103,9 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+// The one median (core/stats.h); 0 for no samples, which every figure below reads as
+// "not measured".
+double median(const std::vector<double>& v) { return v.empty() ? 0 : stats::median(v); }
 
 bool is_output(ArgRole r) { return r != ArgRole::kIn; }
 

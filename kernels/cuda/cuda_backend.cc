@@ -1,81 +1,310 @@
-// Host side of the CUDA backend: the device allocator, copies, and Tensor-level
-// wrappers around the launchers in launch.h.
 #include "kernels/cuda/cuda_backend.h"
 
+#include "collectives/communicator.h"
+#include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/launch.h"
+#include "kernels/cuda/fill_launch.h"
+#include "kernels/cuda/nvml.h"
+#include "kernels/cuda/ops/cuda_ops.h"
+#include "kernels/cuda/ops/host.h"
 
+#if FK_HAVE_NCCL
+#include "collectives/nccl_communicator.h"
+#endif
+
+#include <cstdlib>
 #include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <vector>
 
 namespace fk::cuda {
 namespace {
 
-class CudaAllocator final : public Allocator {
+// Sets `device` current for the scope, restoring the previous one.
+class DeviceScope {
  public:
-  void* allocate(size_t bytes, Device device) override {
-    int previous = 0;
-    if (cudaGetDevice(&previous) != cudaSuccess) return nullptr;
-    if (cudaSetDevice(device.index) != cudaSuccess) return nullptr;
-    void* p = nullptr;
-    const cudaError_t rc = cudaMalloc(&p, bytes == 0 ? 256 : bytes);
-    cudaSetDevice(previous);
-    return rc == cudaSuccess ? p : nullptr;
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) FK_CUDA_CHECK(cudaSetDevice(device));
   }
-  void deallocate(void* ptr, size_t, Device) override { cudaFree(ptr); }
+  ~DeviceScope() {
+    int now = -1;
+    if (previous_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
 };
 
-CudaAllocator g_allocator;
-
-launch::Elem elem_of(DType d, const char* op) {
-  switch (d) {
-    case DType::kF32: return launch::Elem::kF32;
-    case DType::kF16: return launch::Elem::kF16;
-    case DType::kBF16: return launch::Elem::kBF16;
-    default: fail(ErrorKind::kUnsupported, "{}: dtype {} on CUDA", op, dtype_name(d));
-  }
+size_t block_size(size_t bytes) {
+  constexpr size_t kSmall = size_t{1} << 20, kLargeStep = size_t{2} << 20;
+  if (bytes <= kSmall) return std::max<size_t>(512, (bytes + 511) / 512 * 512);
+  return (bytes + kLargeStep - 1) / kLargeStep * kLargeStep;
 }
 
-}  // namespace
+class CachingAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes, Device device) override {
+    const size_t size = block_size(bytes);
+    {
+      std::lock_guard lock(mu_);
+      auto& list = free_[{device.index, size}];
+      if (!list.empty()) {
+        void* p = list.back();
+        list.pop_back();
+        return p;
+      }
+    }
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) return nullptr;
+    if (previous != device.index && cudaSetDevice(device.index) != cudaSuccess) return nullptr;
+    void* p = nullptr;
+    cudaError_t rc = cudaMalloc(&p, size);
+    if (rc == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it, give back the cache and retry
+      release_cached(device.index);
+      rc = cudaMalloc(&p, size);
+    }
+    if (rc != cudaSuccess) {
+      if (rc == cudaErrorMemoryAllocation) cudaGetLastError();
+      p = nullptr;
+    }
+    if (previous != device.index) cudaSetDevice(previous);
+    return p;
+  }
+  void deallocate(void* ptr, size_t bytes, Device device) override {
+    std::lock_guard lock(mu_);
+    free_[{device.index, block_size(bytes)}].push_back(ptr);
+  }
+  // cudaFree of every cached block of `device` (the current device must be it).
+  void release_cached(int device) {
+    std::lock_guard lock(mu_);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->first.first == device) {
+        for (void* p : it->second) cudaFree(p);
+        it->second.clear();
+      }
+  }
 
-void backend_init() { allocator_register(DeviceKind::kCuda, &g_allocator); }
+ private:
+  std::mutex mu_;
+  std::map<std::pair<int, size_t>, std::vector<void*>> free_;
+};
+
+CachingAllocator& caching_allocator() {
+  static CachingAllocator* a = [] {
+    auto* alloc = new CachingAllocator();  // lives for the process: tensors may outlive any backend
+    allocator_register(DeviceKind::kCuda, alloc);
+    return alloc;
+  }();
+  return *a;
+}
+
+class EventTimer final : public kernels::Timer {
+ public:
+  explicit EventTimer(cudaStream_t stream) : stream_(stream) {
+    FK_CUDA_CHECK(cudaEventCreate(&start_));
+    FK_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start() override { FK_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
+  void stop() override { FK_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
+  double seconds() override {
+    FK_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    FK_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms / 1000.0;
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+void require_device(const Tensor& t, int device, const char* what) {
+  if (!t.defined() || t.device() != Device::cuda(device) || !t.is_contiguous())
+    fail(ErrorKind::kInvalidArgument, "cuda backend: {}: {} is not a contiguous tensor on cuda:{}", what,
+         t.describe(), device);
+}
+
+int attribute(cudaDeviceAttr attr, int device) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return v;
+}
+
+class CudaBackend final : public kernels::Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    caching_allocator();
+    register_cuda_ops();
+    DeviceScope scope(device_);
+    FK_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside the first timed call
+    FK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cudaDeviceProp prop{};
+    FK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    facts_.name = prop.name;
+    facts_.arch = fmt::format("sm_{}{}", prop.major, prop.minor);
+    facts_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    facts_.cache_bytes = prop.l2CacheSize;
+    facts_.sm_count = prop.multiProcessorCount;
+    facts_.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, device_) / 1000;
+    facts_.max_mem_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device_) / 1000;
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    facts_.driver = fmt::format("cuda runtime {}.{}, driver api {}.{}", runtime / 1000, runtime % 1000 / 10,
+                                driver / 1000, driver % 1000 / 10);
+    if (const std::string nv = nvml_driver_version(); !nv.empty()) facts_.driver += ", " + nv;
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_) == cudaSuccess) facts_.pci_bus_id = bus;
+    // The judge's timing needs no persisting L2 lines: hold the limit at 0 (audit checks it).
+    FK_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    activate();
+  }
+  ~CudaBackend() override {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) return;
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    flush_buffer_ = Tensor();
+    if (current_stream() == stream_) set_current_stream(nullptr);
+    cudaStreamDestroy(stream_);
+    caching_allocator().release_cached(device_);
+    cudaSetDevice(previous);
+  }
+
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
+  Device device() const override { return Device::cuda(device_); }
+  const kernels::DeviceFacts& facts() const override { return facts_; }
+  kernels::DeviceState state() override { return nvml_state(facts_.pci_bus_id); }
+  void activate() override {
+    FK_CUDA_CHECK(cudaSetDevice(device_));
+    set_current_stream(stream_);
+  }
+
+  Tensor empty(DType dtype, const Shape& shape) override {
+    activate();
+    return Tensor::empty(dtype, shape, device());
+  }
+  void upload(const Tensor& dst, const Tensor& host) override {
+    activate();
+    require_device(dst, device_, "upload");
+    const Tensor src = host.is_contiguous() ? host : host.contiguous_copy();
+    if (src.device().kind != DeviceKind::kCpu || src.nbytes() != dst.nbytes())
+      fail(ErrorKind::kInvalidArgument, "cuda backend: upload: {} <- {} do not match", dst.describe(), host.describe());
+    if (dst.nbytes() == 0) return;
+    FK_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyHostToDevice, stream_));
+    FK_CUDA_CHECK(cudaStreamSynchronize(stream_));  // host memory may be reused on return
+  }
+  void download(const Tensor& host, const Tensor& src) override {
+    activate();
+    require_device(src, device_, "download");
+    if (host.device().kind != DeviceKind::kCpu || !host.is_contiguous() || host.nbytes() != src.nbytes())
+      fail(ErrorKind::kInvalidArgument, "cuda backend: download: {} <- {} do not match", host.describe(), src.describe());
+    if (src.nbytes() == 0) return;
+    FK_CUDA_CHECK(cudaMemcpyAsync(host.data(), src.data(), src.nbytes(), cudaMemcpyDeviceToHost, stream_));
+    FK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void copy(const Tensor& dst, const Tensor& src) override {
+    activate();
+    require_device(dst, device_, "copy");
+    require_device(src, device_, "copy");
+    if (dst.nbytes() != src.nbytes())
+      fail(ErrorKind::kInvalidArgument, "cuda backend: copy: {} <- {} do not match", dst.describe(), src.describe());
+    if (dst.nbytes() > 0)
+      FK_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice, stream_));
+  }
+  void memset(const Tensor& t, uint8_t byte) override {
+    activate();
+    require_device(t, device_, "memset");
+    if (t.nbytes() > 0) FK_CUDA_CHECK(cudaMemsetAsync(t.data(), byte, t.nbytes(), stream_));
+  }
+  void fill(const Tensor& t, double value) override {
+    activate();
+    require_device(t, device_, "fill");
+    const auto e = host::elem_of(t.dtype());
+    if (!e) fail(ErrorKind::kUnsupported, "cuda backend: fill: dtype {} is not a float type", dtype_name(t.dtype()));
+    host::check_launch(launch::fill(t.data(), *e, t.numel(), static_cast<float>(value), stream_), "fill");
+  }
+
+  void* stream() const override { return stream_; }
+  void synchronize() override {
+    activate();
+    FK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  std::unique_ptr<kernels::Timer> timer() override {
+    activate();
+    return std::make_unique<EventTimer>(stream_);
+  }
+  void flush_cache() override {
+    activate();
+    if (!flush_buffer_.defined())
+      flush_buffer_ = empty(DType::kF32, {std::max<int64_t>(facts_.cache_bytes, 1 << 20) * 2 / 4});
+    flush_value_ = static_cast<uint8_t>(flush_value_ + 1);
+    FK_CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), flush_value_, flush_buffer_.nbytes(), stream_));
+  }
+  std::string audit() override {
+    activate();
+    size_t persisting = 0;
+    if (cudaDeviceGetLimit(&persisting, cudaLimitPersistingL2CacheSize) == cudaSuccess && persisting != 0)
+      return fmt::format("the persisting-L2 limit is {} bytes (the judge holds it at 0)", persisting);
+    const cudaError_t pending = cudaPeekAtLastError();
+    if (pending != cudaSuccess)
+      return fmt::format("a CUDA error is pending: {} ({})", cudaGetErrorName(pending), cudaGetErrorString(pending));
+    return "";
+  }
+
+  std::unique_ptr<collectives::Communicator> communicator(collectives::Communicator& group) override {
+#if FK_HAVE_NCCL
+    activate();
+    return collectives::nccl_from_mpi(group, device_, stream_);
+#else
+    (void)group;
+    fail(ErrorKind::kUnsupported, "cuda backend: this build has no NCCL, so CUDA ranks cannot form a communicator");
+#endif
+  }
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  kernels::DeviceFacts facts_;
+  Tensor flush_buffer_;
+  uint8_t flush_value_ = 0;
+};
+
+}  // namespace
 
 int device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the non-sticky error
+    cudaGetLastError();  // clear the non-sticky "no device / no driver" error
     return 0;
   }
   return n;
 }
 
-std::string device_describe(int index) {
-  cudaDeviceProp prop{};
-  FK_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  return fmt::format("{} (sm_{}{}, {:.1f} GiB)", prop.name, prop.major, prop.minor,
-                     static_cast<double>(prop.totalGlobalMem) / (1u << 30));
-}
-
-void copy_to_device(const Tensor& host, const Tensor& device) {
-  if (host.nbytes() != device.nbytes() || !host.is_contiguous() || !device.is_contiguous())
-    fail(ErrorKind::kInvalidArgument, "copy_to_device: {} -> {} mismatch", host.describe(), device.describe());
-  FK_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.nbytes(), cudaMemcpyHostToDevice));
-}
-
-void copy_to_host(const Tensor& device, const Tensor& host) {
-  if (host.nbytes() != device.nbytes() || !host.is_contiguous() || !device.is_contiguous())
-    fail(ErrorKind::kInvalidArgument, "copy_to_host: {} -> {} mismatch", device.describe(), host.describe());
-  FK_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), host.nbytes(), cudaMemcpyDeviceToHost));
-}
-
-void rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, double eps) {
-  if (x.dtype() != out.dtype() || x.dtype() != weight.dtype() || x.shape() != out.shape() || x.dim() < 1 ||
-      weight.numel() != x.size(-1) || !x.is_contiguous() || !out.is_contiguous() ||
-      x.device().kind != DeviceKind::kCuda || out.device() != x.device() || weight.device() != x.device())
-    fail(ErrorKind::kInvalidArgument, "rms_norm: bad arguments out={} x={} weight={}", out.describe(),
-         x.describe(), weight.describe());
-  const int64_t hidden = x.size(-1);
-  FK_CUDA_CHECK(launch::rms_norm(out.data(), x.data(), weight.data(), elem_of(x.dtype(), "rms_norm"),
-                                 x.numel() / hidden, hidden, static_cast<float>(eps), nullptr));
+std::unique_ptr<kernels::Backend> cuda_backend_create(int index) {
+  const int n = device_count();
+  if (index < 0 || index >= n) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    fail(ErrorKind::kUnsupported,
+         "backend cuda: this rank needs CUDA device {} but {} {} visible (CUDA_VISIBLE_DEVICES={}); start at most "
+         "one rank per GPU on each node",
+         index, n, n == 1 ? "is" : "are", visible ? visible : "unset");
+  }
+  return std::make_unique<CudaBackend>(index);
 }
 
 }  // namespace fk::cuda

@@ -1,26 +1,25 @@
-// Entry points of the CUDA backend that host code may call without CUDA headers.
+// The CUDA backend: one device per process (chosen by the caller from the node-local
+// rank), a caching allocator, one non-blocking stream that every copy, fill, baseline
+// op, timer mark and NCCL collective of the backend is enqueued on, CUDA events as
+// timer, an L2 flush, NVML readings, and the "cuda" baselines of kernels/cuda/ops/.
+//
+// Memory: freed device blocks are kept for reuse (by rounded size); because all work
+// of the backend runs on its one stream, a block reused after a free is ordered after
+// every use of its previous owner. cudaMalloc failing first releases the cached blocks
+// and retries; then the allocation fails with "out of memory ... on cuda:N".
 #pragma once
 
-#include "core/tensor.h"
+#include "kernels/backend.h"
 
-#include <string>
+#include <memory>
 
 namespace fk::cuda {
 
-// Registers the cudaMalloc allocator for DeviceKind::kCuda. Idempotent.
-void backend_init();
-// Number of visible devices (0 when there is no driver or device).
+// Number of visible CUDA devices (0 without a driver or device).
 int device_count();
-// "NVIDIA H200 (sm_90, 139.8 GiB)" for device `index`.
-std::string device_describe(int index);
 
-// Copies between host and device tensors of equal dtype and shape (contiguous).
-void copy_to_device(const Tensor& host, const Tensor& device);
-void copy_to_host(const Tensor& device, const Tensor& host);
-
-// vLLM rms_norm: out[t, :] = x[t, :] / sqrt(mean(x[t, :]^2) + eps) * weight, for
-// fp32/fp16/bf16 [tokens, hidden] tensors on one device; fp32 accumulation.
-// Enqueued on the default stream; no synchronisation inside.
-void rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, double eps);
+// The backend on device `index`; throws fk::Error(kUnsupported) when no such device is
+// visible, naming how many are and CUDA_VISIBLE_DEVICES.
+std::unique_ptr<kernels::Backend> cuda_backend_create(int index);
 
 }  // namespace fk::cuda

@@ -6,9 +6,10 @@
 // (`expect`, `expect_reason`) in some job and no other failure in any (a kernel wrong
 // only at published widths passes at the tiny preset). CUDA candidates must build
 // (nvcc, production flags) and are UNSUPPORTED on the CPU backend; they run on the
-// GPU machine.
+// GPU machine. A candidate's end-to-end speedup must be the one summary/jobs reports.
 #include "core/subprocess.h"
 #include "kernels/candidate/manifest.h"
+#include "results/campaign/job_digest.h"
 #include "results/h5/h5.h"
 
 #include <gtest/gtest.h>
@@ -54,9 +55,9 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
   spec::Diagnostics d;
   const auto m = kernels::candidate_manifest_load(folder, d);
   ASSERT_TRUE(m.has_value()) << d.to_string();
-  const bool cuda = m->backend == kernels::CandidateBackend::kCuda;
+  const bool cuda = m->backend == DeviceKind::kCuda;
   const std::string expect = cuda ? "UNSUPPORTED" : (m->expect.empty() ? "PASSED" : m->expect);
-  const std::string reason = cuda ? "needs the cuda backend" : m->expect_reason;
+  const std::string reason = cuda ? "is not judged by this version" : m->expect_reason;
   const std::string out = fmt::format("{}/candidate-tests/{}", FK_BINARY_DIR, test_name(folder));
   fs::remove_all(out);
   SubprocessOptions so;
@@ -98,6 +99,11 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
     reasons.push_back(s.column<std::string>("reason")[0]);
     sandboxes.push_back(s.column<std::string>("sandbox")[0]);
     speedups.push_back(s.column<double>("kernel_speedup_geomean")[0]);
+    // The runner's end-to-end speedup is summary/jobs' (the digest's) figure of the same file.
+    const double e2e = s.column<double>("e2e_speedup")[0];
+    if (std::isfinite(e2e)) {
+      EXPECT_EQ(e2e, results::job_digest_read(f).e2e_speedup) << e.path();
+    }
     EXPECT_EQ(s.column<bool>("compiled")[0], expect != "COMPILE_ERROR") << "builds with the production flags";
     if (!cuda && expect != "COMPILE_ERROR" && expect != "RUNTIME_ERROR") {
       EXPECT_TRUE(s.column<bool>("exercised")[0]);

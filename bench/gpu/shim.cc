@@ -1,0 +1,161 @@
+// libfk_bench_shim.so: the CUDA baselines and a CUDA candidate of rms_norm and linear
+// as plain C entry points, so that bench/gpu/do_bench.py can time the very same kernels
+// with triton.testing.do_bench from torch tensors, and fk_bench_driver() times them with
+// FastKernels' measurement driver (kernels/measure.h) in the same process, side by side.
+// A benchmark tool, not part of the judge: it loads the candidate library itself.
+#include "core/error.h"
+#include "core/rng.h"
+#include "kernels/backends.h"
+#include "kernels/cuda/ops/linear_lt.h"
+#include "kernels/cuda/ops/rms_norm_launch.h"
+#include "kernels/fk_kernel.h"
+#include "kernels/measure.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace {
+
+using fk::cuda::launch::Elem;
+
+fk_tensor describe(void* data, int dtype, std::initializer_list<int64_t> shape) {
+  fk_tensor t{};
+  t.data = data;
+  t.dtype = dtype;
+  t.ndim = static_cast<int32_t>(shape.size());
+  int i = 0;
+  for (int64_t s : shape) t.shape[i++] = s;
+  int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    t.strides[d] = stride;
+    stride *= t.shape[d];
+  }
+  t.device = FK_DEVICE_CUDA;
+  return t;
+}
+
+fk_rms_norm_fn candidate_entry(const std::string& lib, const std::string& entry) {
+  static std::map<std::string, fk_rms_norm_fn> cache;
+  const std::string key = lib + ":" + entry;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) fk::fail(fk::ErrorKind::kNotFound, "dlopen {}: {}", lib, dlerror());
+  auto fn = reinterpret_cast<fk_rms_norm_fn>(dlsym(h, entry.c_str()));
+  if (fn == nullptr) fk::fail(fk::ErrorKind::kNotFound, "{} has no symbol {}", lib, entry);
+  return cache[key] = fn;
+}
+
+int rms_norm_candidate(const char* lib, const char* entry, void* out, const void* x, const void* w, int elem,
+                       int64_t tokens, int64_t hidden, double eps, void* stream) {
+  fk_tensor to = describe(out, elem, {tokens, hidden}), tx = describe(const_cast<void*>(x), elem, {tokens, hidden}),
+            tw = describe(const_cast<void*>(w), elem, {hidden});
+  char msg[256] = {};
+  fk_context ctx{FK_KERNEL_ABI_VERSION, FK_DEVICE_CUDA, 0, 1, stream, msg, sizeof(msg)};
+  return candidate_entry(lib, entry)(&ctx, &to, &tx, &tw, eps);
+}
+
+fk::Tensor random_device(fk::kernels::Backend& b, fk::DType dt, fk::Shape shape, const char* name) {
+  std::vector<float> v(static_cast<size_t>(fk::shape_numel(shape)));
+  fk::rng_fill_uniform(fk::RngStream(11, name), fk::ShardBox::whole(shape), -2.0f, 2.0f, v);
+  return b.to_device(fk::Tensor::borrow(v.data(), fk::DType::kF32, shape).to_dtype(dt));
+}
+
+fk::DType dtype_of(int elem) { return elem == 0 ? fk::DType::kF32 : elem == 1 ? fk::DType::kF16 : fk::DType::kBF16; }
+
+}  // namespace
+
+extern "C" {
+
+int fk_bench_rms_norm(void* out, const void* x, const void* w, int elem, int64_t tokens, int64_t hidden, double eps,
+                      void* stream) {
+  return static_cast<int>(fk::cuda::launch::rms_norm(out, x, w, static_cast<Elem>(elem), tokens, hidden,
+                                                     static_cast<float>(eps), static_cast<cudaStream_t>(stream)));
+}
+
+int fk_bench_linear(void* out, const void* x, const void* w, int elem, int64_t m, int64_t n, int64_t k, void* stream) {
+  try {
+    fk::cuda::LinearLt::instance().matmul(out, x, w, nullptr, static_cast<Elem>(elem), m, n, k,
+                                          static_cast<cudaStream_t>(stream));
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fk_bench_linear: %s\n", e.what());
+    return -1;
+  }
+}
+
+int fk_bench_rms_norm_candidate(const char* lib, const char* entry, void* out, const void* x, const void* w, int elem,
+                                int64_t tokens, int64_t hidden, double eps, void* stream) {
+  try {
+    return rms_norm_candidate(lib, entry, out, x, w, elem, tokens, hidden, eps, stream);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fk_bench_rms_norm_candidate: %s\n", e.what());
+    return -1;
+  }
+}
+
+// Times `what` ("rms_norm", "linear" or "candidate:<library>:<entry>" for rms_norm) at
+// sizes (a, b[, c]) = (tokens, hidden) or (m, n, k) with the measurement driver on
+// cuda:0: the L2 flushed before every call (as do_bench does), `iterations` samples
+// after 10 warm-up calls. out[0..3] = median, p10, p90, noise. Returns 0, or -1 with a
+// message on stderr.
+int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int iterations, double* out) {
+  try {
+    static std::unique_ptr<fk::kernels::Backend> backend = fk::kernels::backend_create(fk::DeviceKind::kCuda, 0);
+    fk::kernels::Backend& be = *backend;
+    const fk::DType dt = dtype_of(elem);
+    const std::string w(what);
+    fk::Tensor t_out, t_x, t_w;
+    fk::kernels::Subject s;
+    s.name = w;
+    if (w == "linear") {
+      t_out = be.empty(dt, {a, b});
+      t_x = random_device(be, dt, {a, c}, "x");
+      t_w = random_device(be, dt, {b, c}, "w");
+      s.run = [&](int64_t) {
+        fk::cuda::LinearLt::instance().matmul(t_out.data(), t_x.data(), t_w.data(), nullptr, static_cast<Elem>(elem),
+                                              a, b, c, static_cast<cudaStream_t>(be.stream()));
+      };
+    } else {
+      t_out = be.empty(dt, {a, b});
+      t_x = random_device(be, dt, {a, b}, "x");
+      t_w = random_device(be, dt, {b}, "w");
+      if (w == "rms_norm") {
+        s.run = [&](int64_t) {
+          fk::cuda::launch::rms_norm(t_out.data(), t_x.data(), t_w.data(), static_cast<Elem>(elem), a, b, 1e-6f,
+                                     static_cast<cudaStream_t>(be.stream()));
+        };
+      } else if (w.rfind("candidate:", 0) == 0) {
+        const std::string rest = w.substr(10);
+        const size_t colon = rest.rfind(':');
+        const std::string lib = rest.substr(0, colon), entry = rest.substr(colon + 1);
+        s.run = [&, lib, entry](int64_t) {
+          if (rms_norm_candidate(lib.c_str(), entry.c_str(), t_out.data(), t_x.data(), t_w.data(), elem, a, b, 1e-6,
+                                 be.stream()) != FK_OK)
+            fk::fail(fk::ErrorKind::kRuntime, "the candidate failed");
+        };
+      } else {
+        fk::fail(fk::ErrorKind::kInvalidArgument, "unknown subject '{}'", w);
+      }
+    }
+    fk::kernels::MeasureOptions o;
+    o.warmup = 10;
+    o.iterations = iterations;
+    const auto r = fk::kernels::measure(be, std::span(&s, 1), fk::kernels::RotationPlan{1, true}, o);
+    const auto& sum = r.subjects[0].summary;
+    out[0] = sum.median;
+    out[1] = sum.p10;
+    out[2] = sum.p90;
+    out[3] = sum.noise;
+    return r.audit.empty() ? 0 : (std::fprintf(stderr, "audit: %s\n", r.audit.c_str()), -1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fk_bench_driver: %s\n", e.what());
+    return -1;
+  }
+}
+
+}  // extern "C"

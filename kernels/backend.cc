@@ -1,0 +1,66 @@
+#include "kernels/backend.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+namespace fk::kernels {
+
+std::string DeviceFacts::describe() const {
+  std::string s = name;
+  if (!arch.empty()) s += fmt::format(" ({})", arch);
+  if (memory_bytes > 0) s += fmt::format(", {:.1f} GiB", static_cast<double>(memory_bytes) / double(1u << 30));
+  if (sm_count > 0) s += fmt::format(", {} SMs", sm_count);
+  if (cache_bytes > 0) s += fmt::format(", {:.0f} MiB last-level cache", static_cast<double>(cache_bytes) / double(1u << 20));
+  if (max_sm_clock_mhz > 0) s += fmt::format(", max {} MHz", max_sm_clock_mhz);
+  if (!driver.empty()) s += ", " + driver;
+  return s;
+}
+
+std::string DeviceState::describe() const {
+  if (!known()) return "not reported";
+  std::string s;
+  auto add = [&s](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (sm_clock_mhz >= 0) add(fmt::format("sm {} MHz", sm_clock_mhz));
+  if (mem_clock_mhz >= 0) add(fmt::format("mem {} MHz", mem_clock_mhz));
+  if (temperature_c >= 0) add(fmt::format("{} C", temperature_c));
+  if (power_w >= 0) add(fmt::format("{:.1f} W", power_w));
+  add(throttled ? fmt::format("throttled (reasons 0x{:x})", throttle_reasons) : "not throttled");
+  return s;
+}
+
+Tensor Backend::to_device(const Tensor& host) {
+  Tensor t = empty(host.dtype(), host.shape());
+  upload(t, host);
+  return t;
+}
+
+Tensor Backend::to_host(const Tensor& t) {
+  if (t.device().kind == DeviceKind::kCpu) {
+    synchronize();
+    return t.contiguous_copy();
+  }
+  Tensor host = Tensor::empty(t.dtype(), t.shape());
+  download(host, t);
+  return host;
+}
+
+OpCall Backend::to_device(const OpCall& host_call) {
+  OpCall c;
+  c.params = host_call.params;
+  c.args.reserve(host_call.args.size());
+  for (const Tensor& t : host_call.args) c.args.push_back(t.defined() ? to_device(t) : Tensor());
+  return c;
+}
+
+const OpImpl* Backend::baseline(const std::string& op) const {
+  return OpRegistry::global().find_impl(op, std::string(device_kind_name(kind())));
+}
+
+bool Backend::supports_op(const OpDef& def, const OpCall& call) const {
+  const OpImpl* impl = baseline(def.name);
+  if (impl == nullptr) return false;
+  return !impl->supports || impl->supports(call);
+}
+
+}  // namespace fk::kernels

@@ -1,0 +1,33 @@
+// CUDA attention baseline: unpacks the call (out, query, key_cache, value_cache;
+// scale, q_len, q_start, causal, window, softcap) for the launcher in attention.cu.
+// supports() refuses head_dim above launch::kAttentionMaxHeadDim and more than 65535
+// KV heads (the grid's y dimension).
+#include "kernels/cuda/ops/attention_launch.h"
+#include "kernels/cuda/ops/cuda_ops.h"
+#include "kernels/cuda/ops/host.h"
+
+namespace fk::cuda {
+
+void register_cuda_attention(kernels::OpRegistry& reg) {
+  enum { kOut, kQuery, kKeyCache, kValueCache };
+  enum { kScale, kQLen, kQStart, kCausal, kWindow, kSoftcap };
+  reg.add_impl({"attention", "cuda", DeviceKind::kCuda,
+                [](const kernels::OpCall& c) {
+                  return host::device_contiguous(c) && host::elem_of(c.arg(kQuery).dtype()).has_value() &&
+                         c.params.size() == 6 && c.arg(kQuery).size(2) <= launch::kAttentionMaxHeadDim &&
+                         c.arg(kKeyCache).size(2) <= 65535;
+                },
+                [](const kernels::OpCall& c) {
+                  const Tensor& q = c.arg(kQuery);
+                  const Tensor& kc = c.arg(kKeyCache);
+                  host::check_launch(
+                      launch::attention(c.arg(kOut).data(), q.data(), kc.data(), c.arg(kValueCache).data(),
+                                        host::elem(q, "attention"), kc.size(0), kc.size(1), c.iparam(kQLen),
+                                        c.iparam(kQStart), q.size(1), kc.size(2), q.size(2),
+                                        static_cast<float>(c.param(kScale)), c.iparam(kCausal) != 0,
+                                        c.iparam(kWindow), static_cast<float>(c.param(kSoftcap)), current_stream()),
+                      "attention");
+                }});
+}
+
+}  // namespace fk::cuda

@@ -1,0 +1,9 @@
+// Element type codes shared by the CUDA launchers (nvcc, C++17) and their C++20 host
+// side; they mirror fk::DType's float members. Index tensors are always int64.
+#pragma once
+
+namespace fk::cuda::launch {
+
+enum class Elem : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
+
+}  // namespace fk::cuda::launch

@@ -1,0 +1,68 @@
+// CUDA baselines of the ops of kernels/ops/elementwise.cc: add (out, a, b), scale and
+// softcap (x in place; factor / cap), argmax (int64 ids, input [tokens, vocab]); each
+// unpacks its call for a launcher in elementwise.cu.
+#include "kernels/cuda/ops/cuda_ops.h"
+#include "kernels/cuda/ops/elementwise_launch.h"
+#include "kernels/cuda/ops/host.h"
+
+namespace fk::cuda {
+namespace {
+
+bool float_arg_supported(const kernels::OpCall& c, size_t i) {
+  return host::device_contiguous(c) && host::elem_of(c.arg(i).dtype()).has_value();
+}
+
+void impl_add(kernels::OpRegistry& reg) {
+  reg.add_impl({"add", "cuda", DeviceKind::kCuda, [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
+                [](const kernels::OpCall& c) {
+                  const Tensor& out = c.arg(0);
+                  host::check_launch(launch::add(out.data(), c.arg(1).data(), c.arg(2).data(), host::elem(out, "add"),
+                                                 out.numel(), current_stream()),
+                                     "add");
+                }});
+}
+
+void impl_scale(kernels::OpRegistry& reg) {
+  reg.add_impl({"scale", "cuda", DeviceKind::kCuda, [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
+                [](const kernels::OpCall& c) {
+                  const Tensor& x = c.arg(0);
+                  host::check_launch(launch::scale(x.data(), host::elem(x, "scale"), x.numel(),
+                                                   static_cast<float>(c.param(0)), current_stream()),
+                                     "scale");
+                }});
+}
+
+void impl_softcap(kernels::OpRegistry& reg) {
+  reg.add_impl({"softcap", "cuda", DeviceKind::kCuda,
+                [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
+                [](const kernels::OpCall& c) {
+                  const Tensor& x = c.arg(0);
+                  host::check_launch(launch::softcap(x.data(), host::elem(x, "softcap"), x.numel(),
+                                                     static_cast<float>(c.param(0)), current_stream()),
+                                     "softcap");
+                }});
+}
+
+void impl_argmax(kernels::OpRegistry& reg) {
+  reg.add_impl({"argmax", "cuda", DeviceKind::kCuda,
+                [](const kernels::OpCall& c) {
+                  return float_arg_supported(c, 1) && c.arg(0).dtype() == DType::kI64 && c.arg(1).dim() == 2;
+                },
+                [](const kernels::OpCall& c) {
+                  const Tensor& x = c.arg(1);
+                  host::check_launch(launch::argmax(c.arg(0).data_as<int64_t>(), x.data(), host::elem(x, "argmax"),
+                                                    x.size(0), x.size(1), current_stream()),
+                                     "argmax");
+                }});
+}
+
+}  // namespace
+
+void register_cuda_elementwise(kernels::OpRegistry& reg) {
+  impl_add(reg);
+  impl_scale(reg);
+  impl_softcap(reg);
+  impl_argmax(reg);
+}
+
+}  // namespace fk::cuda

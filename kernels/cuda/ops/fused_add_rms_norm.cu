@@ -1,0 +1,73 @@
+// CUDA baseline of vLLM's fused_add_rms_norm: one block per token row (one warp for
+// rows of up to 32 packs), threads striding over 16-byte packs when hidden and every
+// pointer allow it, else over single elements. The sum is rounded to the element type
+// and stored in residual before it is squared (as the CPU baseline); the second pass
+// re-reads the residual the same thread wrote, so no other thread's write is needed.
+#include "kernels/cuda/ops/fused_add_rms_norm_launch.h"
+#include "kernels/cuda/ops/row.cuh"
+
+namespace fk::cuda {
+namespace {
+
+template <typename T, int N>
+__global__ void fused_add_rms_norm_kernel(T* x, T* res, const T* __restrict__ w, int64_t rows, int packs,
+                                          float hidden, float eps) {
+  using P = dev::Pack<T, N>;
+  const P* wp = reinterpret_cast<const P*>(w);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    P* xr = reinterpret_cast<P*>(x) + r * packs;
+    P* rr = reinterpret_cast<P*>(res) + r * packs;
+    float ss = 0.f;
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p];
+      P z = rr[p];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        z.v[k] = dev::from_f32<T>(dev::to_f32(a.v[k]) + dev::to_f32(z.v[k]));
+        const float v = dev::to_f32(z.v[k]);
+        ss += v * v;
+      }
+      rr[p] = z;
+    }
+    const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P z = rr[p], wv = wp[p];
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(z.v[k]) * inv * dev::to_f32(wv.v[k]));
+      xr[p] = o;
+    }
+  }
+}
+
+template <typename T, int N>
+cudaError_t launch_with(void* x, void* res, const void* w, int64_t rows, int64_t hidden, float eps,
+                        cudaStream_t stream) {
+  const int packs = static_cast<int>(hidden / N);
+  fused_add_rms_norm_kernel<T, N><<<dev::row_blocks(rows), dev::row_threads(packs), 0, stream>>>(
+      static_cast<T*>(x), static_cast<T*>(res), static_cast<const T*>(w), rows, packs, static_cast<float>(hidden),
+      eps);
+  return cudaGetLastError();
+}
+
+template <typename T>
+struct FusedAddRmsNorm {
+  static cudaError_t run(void* x, void* res, const void* w, int64_t rows, int64_t hidden, float eps,
+                         cudaStream_t stream) {
+    if (rows <= 0 || hidden <= 0) return cudaSuccess;
+    if (hidden > INT32_MAX) return cudaErrorInvalidValue;
+    constexpr int V = dev::kVec<T>;
+    if (hidden % V == 0 && dev::aligned16(x) && dev::aligned16(res) && dev::aligned16(w))
+      return launch_with<T, V>(x, res, w, rows, hidden, eps, stream);
+    return launch_with<T, 1>(x, res, w, rows, hidden, eps, stream);
+  }
+};
+
+}  // namespace
+
+cudaError_t launch::fused_add_rms_norm(void* input, void* residual, const void* weight, Elem elem, int64_t tokens,
+                                       int64_t hidden, float eps, cudaStream_t stream) {
+  return FK_CUDA_DISPATCH_ELEM(elem, FusedAddRmsNorm, input, residual, weight, tokens, hidden, eps, stream);
+}
+
+}  // namespace fk::cuda

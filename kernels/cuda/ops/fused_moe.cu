@@ -1,0 +1,275 @@
+// CUDA fused_moe baseline, in the CPU baseline's steps and rounding points:
+//   1. routing: count the (token, slot) pairs per expert, lay them out grouped by
+//      expert (pos_of[pair] = row in that layout) and cut each expert's rows into
+//      tiles of kBM (one thread plans the tiles: E + tiles steps);
+//   2. gate/up GEMM per tile, fp32 accumulation; mid = act(gate) * up rounded to the
+//      element type (the CPU's one intermediate rounding), stored [pairs, I];
+//   3. down GEMM per tile, y = mid @ w2[e]^T kept in fp32, stored [pairs, H];
+//   4. combine: out[t] = round(sum over slots of topk_weights * y), fp32, each output
+//      element summed by one thread in slot order (deterministic, no atomics).
+// The GEMMs share one tiled kernel (kBM x kBN outputs per block, K in steps of kBK
+// through shared memory as fp32). Every step is enqueued on one stream; nothing syncs.
+#include "kernels/cuda/ops/elem.cuh"
+#include "kernels/cuda/ops/fused_moe_launch.h"
+
+#include <climits>
+
+namespace fk::cuda {
+namespace {
+
+constexpr int kBM = 32, kBN = 64, kBK = 32, kGemmThreads = 256;  // 2 x 4 outputs per thread
+constexpr int kBlock = 256;                                         // threads of the simple kernels
+
+struct Layout {
+  int64_t pairs, max_tiles;
+  size_t counts, cursor, offsets, num_tiles, tile_expert, tile_row0, tile_rows, pos_of, sorted, mid, y, total;
+};
+
+Layout layout_of(size_t elem_size, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk) {
+  Layout l{};
+  l.pairs = tokens * topk;
+  l.max_tiles = (l.pairs + experts * (kBM - 1)) / kBM;  // >= sum over experts of ceil(count / kBM)
+  size_t off = 0;
+  const auto take = [&](size_t bytes) {
+    const size_t at = off;
+    off += (bytes + 255) / 256 * 256;
+    return at;
+  };
+  const auto ints = [](int64_t n) { return static_cast<size_t>(n) * sizeof(int32_t); };
+  l.counts = take(ints(experts));
+  l.cursor = take(ints(experts));
+  l.offsets = take(ints(experts));
+  l.num_tiles = take(ints(1));
+  l.tile_expert = take(ints(l.max_tiles));
+  l.tile_row0 = take(ints(l.max_tiles));
+  l.tile_rows = take(ints(l.max_tiles));
+  l.pos_of = take(ints(l.pairs));
+  l.sorted = take(ints(l.pairs));
+  l.mid = take(static_cast<size_t>(l.pairs) * static_cast<size_t>(inter) * elem_size);
+  l.y = take(static_cast<size_t>(l.pairs) * static_cast<size_t>(hidden) * sizeof(float));
+  l.total = off;
+  return l;
+}
+
+// Nothing to compute: every output element is 0 (or there are none).
+bool trivial(int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk) {
+  return tokens == 0 || hidden == 0 || experts == 0 || inter == 0 || topk == 0;
+}
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(b < 65536 ? b : 65536);
+}
+
+__global__ void route_count(const int32_t* __restrict__ ids, int64_t pairs, int experts, int32_t* __restrict__ counts) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t e = ids[i];
+    if (e >= 0 && e < experts) atomicAdd(&counts[e], 1);
+  }
+}
+
+// One thread: exclusive prefix sum of the counts and the tile list.
+__global__ void route_plan(const int32_t* __restrict__ counts, int experts, int32_t* __restrict__ offsets,
+                           int32_t* __restrict__ tile_expert, int32_t* __restrict__ tile_row0,
+                           int32_t* __restrict__ tile_rows, int32_t* __restrict__ num_tiles) {
+  int32_t row = 0, tiles = 0;
+  for (int e = 0; e < experts; ++e) {
+    offsets[e] = row;
+    for (int32_t r = 0; r < counts[e]; r += kBM) {
+      tile_expert[tiles] = e;
+      tile_row0[tiles] = row + r;
+      tile_rows[tiles] = counts[e] - r < kBM ? counts[e] - r : kBM;
+      ++tiles;
+    }
+    row += counts[e];
+  }
+  *num_tiles = tiles;
+}
+
+__global__ void route_fill(const int32_t* __restrict__ ids, int64_t pairs, int experts,
+                           const int32_t* __restrict__ offsets, int32_t* __restrict__ cursor,
+                           int32_t* __restrict__ sorted, int32_t* __restrict__ pos_of) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t e = ids[i];
+    if (e >= 0 && e < experts) {
+      const int32_t pos = offsets[e] + atomicAdd(&cursor[e], 1);
+      sorted[pos] = static_cast<int32_t>(i);
+      pos_of[i] = pos;
+    } else {
+      pos_of[i] = -1;
+    }
+  }
+}
+
+__device__ __forceinline__ float activate(int kind, float x) {
+  if (kind == 0) return x / (1.f + expf(-x));
+  if (kind == 1) return 0.5f * x * (1.f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x * (1.f + erff(x / 1.41421356237f));
+}
+
+struct GemmArgs {
+  const int32_t *tile_expert, *tile_row0, *tile_rows, *num_tiles, *sorted;
+  int64_t k;          // reduction length: H (gate/up) or I (down)
+  int64_t n;          // output columns: I (gate/up) or H (down)
+  int64_t topk;
+  int activation;
+};
+
+// kGated: A rows are hidden_states[token of the pair], B rows of block column c are
+// w13[e] rows n0 + c % 32 (c < 32, gate) or I + n0 + c % 32 (up), n0 = 32 blockIdx.y;
+// writes mid[pos, j]. Otherwise A rows are mid[pos], B rows w2[e] rows 64 blockIdx.y + c;
+// writes y[pos, q] in fp32.
+template <typename T, bool kGated>
+__global__ void __launch_bounds__(kGemmThreads)
+    moe_gemm(const T* __restrict__ a, const T* __restrict__ b, void* __restrict__ dst, GemmArgs g) {
+  const int tile = blockIdx.x;
+  if (tile >= *g.num_tiles) return;  // the grid is sized for the most tiles possible
+  __shared__ float as[kBM][kBK + 1];
+  __shared__ float bs[kBN][kBK + 1];
+  __shared__ const T* arow[kBM];
+  __shared__ const T* brow[kBN];
+  const int e = g.tile_expert[tile], row0 = g.tile_row0[tile], rows = g.tile_rows[tile];
+  const int64_t n0 = static_cast<int64_t>(blockIdx.y) * (kGated ? kBN / 2 : kBN);
+  const int tid = threadIdx.x;
+  if (tid < kBM) {
+    const T* p = nullptr;
+    if (tid < rows) {
+      const int64_t pos = row0 + tid;
+      p = kGated ? a + static_cast<size_t>(g.sorted[pos] / g.topk) * g.k : a + static_cast<size_t>(pos) * g.k;
+    }
+    arow[tid] = p;
+  } else if (tid < kBM + kBN) {
+    const int c = tid - kBM;
+    const T* p = nullptr;
+    if (kGated) {
+      const int64_t j = n0 + c % (kBN / 2);
+      if (j < g.n) p = b + (static_cast<size_t>(e) * 2 * g.n + (c < kBN / 2 ? j : g.n + j)) * g.k;
+    } else {
+      const int64_t q = n0 + c;
+      if (q < g.n) p = b + (static_cast<size_t>(e) * g.n + q) * g.k;
+    }
+    brow[c] = p;
+  }
+
+  const int tx = tid % 16, ty = tid / 16;
+  float acc[2][4] = {};
+  for (int64_t k0 = 0; k0 < g.k; k0 += kBK) {
+    __syncthreads();  // the row pointers are stored / the previous tile is consumed
+    for (int idx = tid; idx < kBM * kBK; idx += kGemmThreads) {
+      const int r = idx / kBK, kk = idx % kBK;
+      as[r][kk] = arow[r] && k0 + kk < g.k ? dev::to_f32(arow[r][k0 + kk]) : 0.f;
+    }
+    for (int idx = tid; idx < kBN * kBK; idx += kGemmThreads) {
+      const int c = idx / kBK, kk = idx % kBK;
+      bs[c][kk] = brow[c] && k0 + kk < g.k ? dev::to_f32(brow[c][k0 + kk]) : 0.f;
+    }
+    __syncthreads();
+#pragma unroll 8
+    for (int kk = 0; kk < kBK; ++kk) {
+      const float a0 = as[ty][kk], a1 = as[ty + 16][kk];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const float bv = bs[tx + 16 * c][kk];
+        acc[0][c] += a0 * bv;
+        acc[1][c] += a1 * bv;
+      }
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int rr = ty + 16 * r;
+    if (rr >= rows) continue;
+    const size_t pos = static_cast<size_t>(row0 + rr);
+    if (kGated) {  // columns tx, tx + 16 are gate j; tx + 32, tx + 48 the up rows of the same j
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int64_t j = n0 + tx + 16 * c;
+        if (j < g.n)
+          static_cast<T*>(dst)[pos * g.n + j] = dev::from_f32<T>(activate(g.activation, acc[r][c]) * acc[r][c + 2]);
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int64_t q = n0 + tx + 16 * c;
+        if (q < g.n) static_cast<float*>(dst)[pos * g.n + q] = acc[r][c];
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, const float* __restrict__ tw,
+                            const int32_t* __restrict__ pos_of, int64_t tokens, int64_t hidden, int64_t topk) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < tokens * hidden;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / hidden, q = i % hidden;
+    float acc = 0.f;
+    for (int64_t s = 0; s < topk; ++s) {
+      const int32_t pos = pos_of[t * topk + s];
+      if (pos >= 0) acc += tw[t * topk + s] * y[static_cast<size_t>(pos) * hidden + q];
+    }
+    out[i] = dev::from_f32<T>(acc);
+  }
+}
+
+template <typename T>
+struct FusedMoe {
+  static cudaError_t run(void* out, const void* x, const void* w13, const void* w2, const float* tw,
+                         const int32_t* ids, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
+                         int64_t topk, int activation, void* workspace, cudaStream_t stream) {
+    if (trivial(tokens, hidden, experts, inter, topk))
+      return tokens * hidden == 0 ? cudaSuccess
+                                  : cudaMemsetAsync(out, 0, static_cast<size_t>(tokens * hidden) * sizeof(T), stream);
+    const Layout l = layout_of(sizeof(T), tokens, hidden, experts, inter, topk);
+    if (workspace == nullptr || l.pairs > INT_MAX || experts > INT_MAX || l.max_tiles > INT_MAX ||
+        (inter + kBN / 2 - 1) / (kBN / 2) > 65535 || (hidden + kBN - 1) / kBN > 65535)
+      return cudaErrorInvalidValue;
+    char* ws = static_cast<char*>(workspace);
+    const auto at = [&](size_t off) { return reinterpret_cast<int32_t*>(ws + off); };
+    // counts and cursor are adjacent: one memset zeroes both.
+    cudaError_t err = cudaMemsetAsync(ws + l.counts, 0, l.offsets - l.counts, stream);
+    if (err != cudaSuccess) return err;
+    const int e = static_cast<int>(experts);
+    route_count<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.counts));
+    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, at(l.offsets), at(l.tile_expert), at(l.tile_row0),
+                                    at(l.tile_rows), at(l.num_tiles));
+    route_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.offsets), at(l.cursor),
+                                                           at(l.sorted), at(l.pos_of));
+    GemmArgs g{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles), at(l.sorted), hidden, inter,
+               topk, activation};
+    T* mid = reinterpret_cast<T*>(ws + l.mid);
+    float* y = reinterpret_cast<float*>(ws + l.y);
+    const dim3 grid1(static_cast<unsigned>(l.max_tiles), static_cast<unsigned>((inter + kBN / 2 - 1) / (kBN / 2)));
+    moe_gemm<T, true><<<grid1, kGemmThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w13), mid, g);
+    g.k = inter;
+    g.n = hidden;
+    const dim3 grid2(static_cast<unsigned>(l.max_tiles), static_cast<unsigned>((hidden + kBN - 1) / kBN));
+    moe_gemm<T, false><<<grid2, kGemmThreads, 0, stream>>>(mid, static_cast<const T*>(w2), y, g);
+    moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(static_cast<T*>(out), y, tw, at(l.pos_of),
+                                                                       tokens, hidden, topk);
+    return cudaGetLastError();
+  }
+};
+
+size_t elem_size(launch::Elem elem) { return elem == launch::Elem::kF32 ? 4 : 2; }
+
+}  // namespace
+
+size_t launch::fused_moe_workspace_bytes(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
+                                         int64_t topk) {
+  if (trivial(tokens, hidden, experts, inter, topk)) return 0;
+  return layout_of(elem_size(elem), tokens, hidden, experts, inter, topk).total;
+}
+
+cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* w13, const void* w2,
+                              const float* topk_weights, const int32_t* topk_ids, Elem elem, int64_t tokens,
+                              int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int activation,
+                              void* workspace, cudaStream_t stream) {
+  return FK_CUDA_DISPATCH_ELEM(elem, FusedMoe, out, hidden_states, w13, w2, topk_weights, topk_ids, tokens, hidden,
+                               experts, inter, topk, activation, workspace, stream);
+}
+
+}  // namespace fk::cuda

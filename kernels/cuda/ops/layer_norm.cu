@@ -1,0 +1,79 @@
+// CUDA baseline of layer_norm: one block per token row (one warp for rows of up to 32
+// packs), threads striding over 16-byte packs when hidden and every pointer allow it,
+// else over single elements. Two-pass statistics as the CPU baseline (the mean, then
+// the sum of squared deviations from it, both fp32 block reductions); the row is read
+// three times, the later reads hitting L1/L2.
+#include "kernels/cuda/ops/layer_norm_launch.h"
+#include "kernels/cuda/ops/row.cuh"
+
+namespace fk::cuda {
+namespace {
+
+template <typename T, int N>
+__global__ void layer_norm_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ w,
+                                  const T* __restrict__ b, int64_t rows, int packs, float hidden, float eps) {
+  using P = dev::Pack<T, N>;
+  const P* wp = reinterpret_cast<const P*>(w);
+  const P* bp = reinterpret_cast<const P*>(b);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const P* xr = reinterpret_cast<const P*>(x) + r * packs;
+    P* orow = reinterpret_cast<P*>(out) + r * packs;
+    float sum = 0.f;
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p];
+#pragma unroll
+      for (int k = 0; k < N; ++k) sum += dev::to_f32(a.v[k]);
+    }
+    const float mean = dev::block_sum(sum) / hidden;
+    float var = 0.f;
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const float d = dev::to_f32(a.v[k]) - mean;
+        var += d * d;
+      }
+    }
+    const float inv = 1.f / sqrtf(dev::block_sum(var) / hidden + eps);
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p], wv = wp[p], bv = bp[p];
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        o.v[k] = dev::from_f32<T>((dev::to_f32(a.v[k]) - mean) * inv * dev::to_f32(wv.v[k]) + dev::to_f32(bv.v[k]));
+      orow[p] = o;
+    }
+  }
+}
+
+template <typename T, int N>
+cudaError_t launch_with(void* out, const void* x, const void* w, const void* b, int64_t rows, int64_t hidden,
+                        float eps, cudaStream_t stream) {
+  const int packs = static_cast<int>(hidden / N);
+  layer_norm_kernel<T, N><<<dev::row_blocks(rows), dev::row_threads(packs), 0, stream>>>(
+      static_cast<T*>(out), static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(b), rows,
+      packs, static_cast<float>(hidden), eps);
+  return cudaGetLastError();
+}
+
+template <typename T>
+struct LayerNorm {
+  static cudaError_t run(void* out, const void* x, const void* w, const void* b, int64_t rows, int64_t hidden,
+                         float eps, cudaStream_t stream) {
+    if (rows <= 0 || hidden <= 0) return cudaSuccess;
+    if (hidden > INT32_MAX || b == nullptr) return cudaErrorInvalidValue;
+    constexpr int V = dev::kVec<T>;
+    if (hidden % V == 0 && dev::aligned16(out) && dev::aligned16(x) && dev::aligned16(w) && dev::aligned16(b))
+      return launch_with<T, V>(out, x, w, b, rows, hidden, eps, stream);
+    return launch_with<T, 1>(out, x, w, b, rows, hidden, eps, stream);
+  }
+};
+
+}  // namespace
+
+cudaError_t launch::layer_norm(void* out, const void* x, const void* weight, const void* bias, Elem elem,
+                               int64_t tokens, int64_t hidden, float eps, cudaStream_t stream) {
+  return FK_CUDA_DISPATCH_ELEM(elem, LayerNorm, out, x, weight, bias, tokens, hidden, eps, stream);
+}
+
+}  // namespace fk::cuda

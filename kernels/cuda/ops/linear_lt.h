@@ -1,0 +1,46 @@
+// cuBLASLt state of the CUDA linear baseline: one cublasLt handle and one 32 MiB
+// workspace per device (made on first use, kept for the life of the process), and the
+// heuristic's algorithm per problem (device, m, n, k, dtype, bias, pointer alignment),
+// chosen once by cublasLtMatmulAlgoGetHeuristic and cached. Thread-safe: one mutex
+// guards the maps; the matmul itself is enqueued outside it.
+//
+// Invariant: the calls on one device share that device's workspace, so they must be
+// ordered with each other (one stream per device, as the CUDA backend uses); two
+// streams of one device running linear at the same time would race on it.
+// cublasLt.h stays out of this header.
+#pragma once
+
+#include "kernels/cuda/ops/elem.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace fk::cuda {
+
+class LinearLt {
+ public:
+  static LinearLt& instance();
+  LinearLt(const LinearLt&) = delete;
+  LinearLt& operator=(const LinearLt&) = delete;
+
+  // Enqueues out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n] when bias is not null) on
+  // `stream`, without synchronising. Row-major contiguous arrays of `elem` on the
+  // current device; fp32 accumulation (CUBLAS_COMPUTE_32F, no TF32); the bias is added
+  // in fp32 by the epilogue before the one rounding to `elem`. Needs m, n, k > 0.
+  // Throws fk::Error(kRuntime) naming the failing cuBLASLt or CUDA call.
+  void matmul(void* out, const void* x, const void* w, const void* bias, launch::Elem elem, int64_t m, int64_t n,
+              int64_t k, cudaStream_t stream);
+
+  // One line on the algorithm cached for this problem on the current device
+  // ("cublasLt algo 21 tile 18 ..."), or "no cuBLASLt algorithm chosen yet".
+  std::string describe(launch::Elem elem, int64_t m, int64_t n, int64_t k, bool bias) const;
+
+ private:
+  LinearLt();
+  struct State;
+  State* state_;  // never freed: handles and workspaces live until the process exits
+};
+
+}  // namespace fk::cuda

@@ -1,0 +1,79 @@
+// Device helpers of the row and elementwise CUDA baselines (nvcc, C++17), beside
+// elem.cuh: 16-byte packs of elements for vector loads, the alignment test that picks
+// the vector or the scalar path, grid sizes, and a first-index block argmax.
+//
+// A Pack<T, N> is only read or written through a pointer that is N * sizeof(T)
+// aligned; callers test aligned16() on every base pointer and make every offset a
+// multiple of N elements before taking the vector path.
+#pragma once
+
+#include "kernels/cuda/ops/elem.cuh"
+
+#include <cstdint>
+
+namespace fk::cuda::dev {
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+// Elements of T in one 16-byte load.
+template <typename T>
+inline constexpr int kVec = static_cast<int>(16 / sizeof(T));
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Blocks for a grid-stride loop over `items` with `threads` per block (>= 1 when
+// items > 0); capped so that huge problems loop instead of overflowing gridDim.x.
+inline unsigned grid_blocks(int64_t items, int threads) {
+  const int64_t want = (items + threads - 1) / threads;
+  const int64_t cap = int64_t{1} << 16;
+  return static_cast<unsigned>(want < 1 ? 1 : (want > cap ? cap : want));
+}
+
+// Blocks for a kernel that loops `for (row = blockIdx.x; row < rows; row += gridDim.x)`.
+inline unsigned row_blocks(int64_t rows) {
+  const int64_t cap = int64_t{1} << 30;
+  return static_cast<unsigned>(rows < 1 ? 1 : (rows > cap ? cap : rows));
+}
+
+// (v, i) beats (bv, bi) when larger, or equal with a smaller index: the first index
+// of the maximum. NaN never beats anything; the sentinel is (-inf, INT64_MAX).
+__device__ __forceinline__ bool argmax_better(float v, int64_t i, float bv, int64_t bi) {
+  return v > bv || (v == bv && i < bi);
+}
+
+// First-index argmax of (v, i) over the block; every thread gets the winner's index
+// (INT64_MAX when no thread holds a candidate). Call from all threads of the block;
+// blockDim.x must be a multiple of 32, at most 1024.
+__device__ __forceinline__ int64_t block_argmax(float v, int64_t i) {
+  __shared__ float pv[32];
+  __shared__ int64_t pi[32];
+  __shared__ int64_t total;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, i, o);
+    if (argmax_better(ov, oi, v, i)) v = ov, i = oi;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) pv[warp] = v, pi[warp] = i;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = (blockDim.x + 31) >> 5;
+    v = lane < warps ? pv[lane] : -INFINITY;
+    i = lane < warps ? pi[lane] : INT64_MAX;
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, v, o);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, i, o);
+      if (argmax_better(ov, oi, v, i)) v = ov, i = oi;
+    }
+    if (lane == 0) total = i;
+  }
+  __syncthreads();
+  const int64_t result = total;
+  __syncthreads();
+  return result;
+}
+
+}  // namespace fk::cuda::dev

@@ -1,0 +1,99 @@
+#include "kernels/measure.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+namespace fk::kernels {
+
+RotationPlan rotation_plan(const Backend& backend, double set_bytes, double max_rotation_bytes, int64_t max_sets) {
+  RotationPlan p;
+  const double cache = static_cast<double>(std::max<int64_t>(backend.facts().cache_bytes, 0));
+  const double bytes = std::max(1.0, set_bytes);
+  const double by_memory = std::floor(std::max(1.0, max_rotation_bytes) / bytes);
+  const double cap = std::max(1.0, std::min(static_cast<double>(std::max<int64_t>(max_sets, 1)), by_memory));
+  const double wanted = cache > 0 ? std::ceil(cache / bytes) + 1 : 1;
+  p.sets = static_cast<int64_t>(std::min(wanted, cap));
+  p.flush = cache > 0 && static_cast<double>(p.sets - 1) * bytes < cache;
+  return p;
+}
+
+MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const RotationPlan& plan,
+                      const MeasureOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  if (subjects.empty()) fail(ErrorKind::kInvalidArgument, "measure: no subjects");
+  for (const Subject& s : subjects)
+    if (!s.run) fail(ErrorKind::kInvalidArgument, "measure: subject '{}' has nothing to run", s.name);
+  const int64_t sets = std::max<int64_t>(plan.sets, 1);
+  MeasureResult r;
+  r.sets = sets;
+  r.flushed = plan.flush;
+  backend.activate();
+  const auto t0 = Clock::now();
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (const Subject& s : subjects) {
+    timers.push_back(backend.timer());
+    r.subjects.push_back(Measurement{s.name, {}, {}, 0, {}});
+  }
+
+  for (int64_t w = 0; w < o.warmup; ++w)
+    for (const Subject& s : subjects) {
+      const int64_t set = w % sets;
+      if (s.prepare) s.prepare(set);
+      s.run(set);
+    }
+  backend.synchronize();
+
+  r.before = backend.state();
+  bool throttled_now = r.before.throttled;
+  const int64_t max_iter = o.budget_s > 0 ? std::max(o.iterations, o.max_iterations > 0 ? o.max_iterations : 10 * o.iterations)
+                                          : o.iterations;
+  const int64_t every = std::max<int64_t>(o.state_every, 1);
+  const auto loop_start = Clock::now();
+  int64_t window_start = 0;  // first round since the last state reading
+  for (int64_t i = 0; i < max_iter; ++i) {
+    if (i >= o.iterations &&
+        (o.budget_s <= 0 || std::chrono::duration<double>(Clock::now() - loop_start).count() >= o.budget_s))
+      break;
+    const int64_t set = i % sets;
+    const size_t n = subjects.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t j = i % 2 == 0 ? k : n - 1 - k;  // A B, B A, ...
+      const Subject& s = subjects[j];
+      if (s.prepare) s.prepare(set);
+      if (plan.flush) backend.flush_cache();
+      timers[j]->start();
+      s.run(set);
+      timers[j]->stop();
+      r.subjects[j].seconds.push_back(timers[j]->seconds());
+      r.subjects[j].throttled.push_back(throttled_now ? 1 : 0);
+      if (r.audit.empty()) {
+        if (std::string a = backend.audit(); !a.empty()) r.audit = s.name + ": " + a;
+      }
+      if (s.check) s.check(set);
+    }
+    if ((i + 1) % every == 0) {
+      const DeviceState st = backend.state();
+      if (st.throttled && !throttled_now)  // the slowdown began somewhere in this window
+        for (auto& m : r.subjects)
+          for (size_t c = static_cast<size_t>(window_start); c < m.throttled.size(); ++c) m.throttled[c] = 1;
+      throttled_now = st.throttled;
+      window_start = i + 1;
+    }
+  }
+  r.after = backend.state();
+  if (r.after.throttled && !throttled_now)
+    for (auto& m : r.subjects)
+      for (size_t c = static_cast<size_t>(window_start); c < m.throttled.size(); ++c) m.throttled[c] = 1;
+  for (auto& m : r.subjects) {
+    m.throttled_count = std::count(m.throttled.begin(), m.throttled.end(), uint8_t{1});
+    m.summary = stats::summarize(m.seconds);
+  }
+  r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace fk::kernels

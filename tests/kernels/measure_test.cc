@@ -1,0 +1,210 @@
+// The measurement driver (kernels/measure.h) against a scripted backend: its timer
+// reports what the subject's run() says it took, its device state turns throttled on
+// cue and its audit can complain, so the driver's order of calls, sample counts,
+// interleaving, rotation plan, throttle marks, audit and budget are all checked exactly.
+#include "kernels/measure.h"
+
+#include "collectives/communicator.h"
+#include "core/error.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace fk::kernels {
+namespace {
+
+struct Script {
+  double next_call_s = 0;        // what the timer reports for the current timed window
+  int state_readings = 0;
+  int throttle_from_reading = -1;  // state() reports a slowdown from this reading on
+  std::string audit;
+  std::vector<std::string> log;  // every backend event, in order
+};
+
+class ScriptedTimer final : public Timer {
+ public:
+  explicit ScriptedTimer(Script& s) : s_(s) {}
+  void start() override { s_.log.push_back("start"); }
+  void stop() override { s_.log.push_back("stop"); }
+  double seconds() override { return s_.next_call_s; }
+
+ private:
+  Script& s_;
+};
+
+class ScriptedBackend final : public Backend {
+ public:
+  explicit ScriptedBackend(Script& s, int64_t cache) : s_(s) { facts_.name = "scripted"; facts_.cache_bytes = cache; }
+  DeviceKind kind() const override { return DeviceKind::kCpu; }
+  Device device() const override { return Device::cpu(); }
+  const DeviceFacts& facts() const override { return facts_; }
+  DeviceState state() override {
+    DeviceState st;
+    st.sm_clock_mhz = 1000;
+    st.throttled = s_.throttle_from_reading >= 0 && s_.state_readings >= s_.throttle_from_reading;
+    ++s_.state_readings;
+    return st;
+  }
+  void activate() override {}
+  Tensor empty(DType d, const Shape& shape) override { return Tensor::empty(d, shape); }
+  void upload(const Tensor&, const Tensor&) override {}
+  void download(const Tensor&, const Tensor&) override {}
+  void copy(const Tensor&, const Tensor&) override {}
+  void memset(const Tensor&, uint8_t) override {}
+  void fill(const Tensor&, double) override {}
+  void* stream() const override { return nullptr; }
+  void synchronize() override { s_.log.push_back("sync"); }
+  std::unique_ptr<Timer> timer() override { return std::make_unique<ScriptedTimer>(s_); }
+  void flush_cache() override { s_.log.push_back("flush"); }
+  std::string audit() override { return s_.audit; }
+  std::unique_ptr<collectives::Communicator> communicator(collectives::Communicator&) override { return nullptr; }
+
+ private:
+  Script& s_;
+  DeviceFacts facts_;
+};
+
+Subject logged(Script& s, const std::string& name, double seconds) {
+  Subject sub;
+  sub.name = name;
+  sub.prepare = [&s, name](int64_t set) { s.log.push_back(name + ".prepare" + std::to_string(set)); };
+  sub.run = [&s, name, seconds](int64_t set) {
+    s.next_call_s = seconds;
+    s.log.push_back(name + ".run" + std::to_string(set));
+  };
+  sub.check = [&s, name](int64_t set) { s.log.push_back(name + ".check" + std::to_string(set)); };
+  return sub;
+}
+
+TEST(Measure, InterleavesSubjectsAlternatingTheirOrderAndRotatesSets) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  const std::vector<Subject> subjects = {logged(s, "A", 1e-3), logged(s, "B", 2e-3)};
+  MeasureOptions o;
+  o.warmup = 1;
+  o.iterations = 3;
+  const MeasureResult r = measure(b, subjects, RotationPlan{2, true}, o);
+  const std::vector<std::string> want = {
+      "A.prepare0", "A.run0", "B.prepare0", "B.run0", "sync",                                     // warm-up
+      "A.prepare0", "flush", "start", "A.run0", "stop", "A.check0",                               // round 0: A B
+      "B.prepare0", "flush", "start", "B.run0", "stop", "B.check0",
+      "B.prepare1", "flush", "start", "B.run1", "stop", "B.check1",                               // round 1: B A
+      "A.prepare1", "flush", "start", "A.run1", "stop", "A.check1",
+      "A.prepare0", "flush", "start", "A.run0", "stop", "A.check0",                               // round 2: A B
+      "B.prepare0", "flush", "start", "B.run0", "stop", "B.check0"};
+  EXPECT_EQ(s.log, want);
+  ASSERT_EQ(r.subjects.size(), 2u);
+  EXPECT_EQ(r.subjects[0].name, "A");
+  EXPECT_EQ(r.subjects[0].seconds, (std::vector<double>{1e-3, 1e-3, 1e-3}));
+  EXPECT_EQ(r.subjects[1].seconds, (std::vector<double>{2e-3, 2e-3, 2e-3}));
+  EXPECT_DOUBLE_EQ(r.subjects[1].summary.median, 2e-3);
+  EXPECT_EQ(r.subjects[1].summary.n, 3);
+  EXPECT_EQ(r.sets, 2);
+  EXPECT_TRUE(r.flushed);
+  EXPECT_EQ(r.audit, "");
+}
+
+TEST(Measure, NoFlushWhenThePlanSaysTheRotationSuffices) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  const std::vector<Subject> subjects = {logged(s, "A", 1e-3)};
+  MeasureOptions o;
+  o.warmup = 0;
+  o.iterations = 4;
+  measure(b, subjects, RotationPlan{3, false}, o);
+  EXPECT_EQ(std::count(s.log.begin(), s.log.end(), "flush"), 0);
+  const std::vector<std::string> runs = {"A.run0", "A.run1", "A.run2", "A.run0"};
+  std::vector<std::string> got;
+  for (const auto& e : s.log)
+    if (e.find(".run") != std::string::npos) got.push_back(e);
+  EXPECT_EQ(got, runs);
+}
+
+TEST(Measure, RotationPlanDefeatsTheCacheOrFlushes) {
+  Script s;
+  ScriptedBackend h200(s, 60'000'000);  // H200: 60 MB of L2
+  // 1 MB sets: 16 sets (the cap) leave 15 MB between uses, less than the cache: flush.
+  RotationPlan p = rotation_plan(h200, 1e6, 1e9);
+  EXPECT_EQ(p.sets, 16);
+  EXPECT_TRUE(p.flush);
+  // 8 MB sets: 9 sets leave 64 MB between uses: no flush needed.
+  p = rotation_plan(h200, 8e6, 1e9);
+  EXPECT_EQ(p.sets, 9);
+  EXPECT_FALSE(p.flush);
+  // 100 MB sets: 2 sets suffice.
+  p = rotation_plan(h200, 1e8, 1e9);
+  EXPECT_EQ(p.sets, 2);
+  EXPECT_FALSE(p.flush);
+  // Memory cap: 400 MB sets within 500 MB allow one set, so flush.
+  p = rotation_plan(h200, 4e8, 5e8);
+  EXPECT_EQ(p.sets, 1);
+  EXPECT_TRUE(p.flush);
+  // No cache to defeat: one set, no flush.
+  ScriptedBackend none(s, 0);
+  p = rotation_plan(none, 1e6, 1e9);
+  EXPECT_EQ(p.sets, 1);
+  EXPECT_FALSE(p.flush);
+}
+
+TEST(Measure, MarksSamplesTakenWhileTheDeviceWasThrottled) {
+  Script s;
+  s.throttle_from_reading = 2;  // readings: 0 before the loop, 1 after round 4, 2 after round 8 (throttled), ...
+  ScriptedBackend b(s, 0);
+  const std::vector<Subject> subjects = {logged(s, "A", 1e-3)};
+  MeasureOptions o;
+  o.warmup = 0;
+  o.iterations = 12;
+  o.state_every = 4;
+  const MeasureResult r = measure(b, subjects, RotationPlan{1, false}, o);
+  // Rounds 0-3 clean (reading 1 clean), rounds 4-7 end in a throttled reading, and the
+  // device stays throttled after: rounds 4-11 are marked.
+  const std::vector<uint8_t> want = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(r.subjects[0].throttled, want);
+  EXPECT_EQ(r.subjects[0].throttled_count, 8);
+  EXPECT_FALSE(r.before.throttled);
+  EXPECT_TRUE(r.after.throttled);
+}
+
+TEST(Measure, RecordsTheFirstAuditProblemWithTheSubjectsName) {
+  Script s;
+  s.audit = "the persisting-L2 limit is 4096 bytes";
+  ScriptedBackend b(s, 0);
+  const std::vector<Subject> subjects = {logged(s, "cand", 1e-3)};
+  MeasureOptions o;
+  o.iterations = 2;
+  const MeasureResult r = measure(b, subjects, RotationPlan{}, o);
+  EXPECT_EQ(r.audit, "cand: the persisting-L2 limit is 4096 bytes");
+}
+
+TEST(Measure, KeepsSamplingWhileTheBudgetLastsUpToTheCap) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  Subject sub;
+  sub.name = "slow";
+  sub.run = [](int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  MeasureOptions o;
+  o.warmup = 0;
+  o.iterations = 3;
+  o.max_iterations = 1000;
+  o.budget_s = 0.05;
+  const MeasureResult r = measure(b, std::span(&sub, 1), RotationPlan{}, o);
+  EXPECT_GT(r.subjects[0].seconds.size(), 3u) << "the budget allows more than the minimum";
+  EXPECT_LE(r.subjects[0].seconds.size(), 51u) << "each call sleeps at least 1 ms of the 50 ms budget";
+  o.max_iterations = 5;
+  const MeasureResult capped = measure(b, std::span(&sub, 1), RotationPlan{}, o);
+  EXPECT_EQ(capped.subjects[0].seconds.size(), 5u);
+}
+
+TEST(Measure, RefusesNoSubjectsOrASubjectWithoutRun) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  EXPECT_THROW(measure(b, std::span<const Subject>(), RotationPlan{}, MeasureOptions{}), Error);
+  Subject empty;
+  empty.name = "nothing";
+  EXPECT_THROW(measure(b, std::span(&empty, 1), RotationPlan{}, MeasureOptions{}), Error);
+}
+
+}  // namespace
+}  // namespace fk::kernels
