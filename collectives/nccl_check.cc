@@ -1,4 +1,5 @@
 #include "collectives/nccl_check.h"
+#include "collectives/nccl_communicator.h"
 
 #include "core/error.h"
 
@@ -50,6 +51,15 @@ CudaDeviceGuard::CudaDeviceGuard(int device, std::string_view op) {
 
 CudaDeviceGuard::~CudaDeviceGuard() {
   if (changed_) cudaSetDevice(previous_);
+}
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the non-sticky "no device / no driver" error
+    return 0;
+  }
+  return n;
 }
 
 }  // namespace fk::collectives

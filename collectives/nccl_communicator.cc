@@ -77,7 +77,6 @@ void NcclCommunicator::Impl::attach_stream(void* external, std::string_view op) 
   }
   cuda_check(cudaMalloc(&scratch, 16), "cudaMalloc", op);
   cuda_check(cudaMemset(scratch, 0, 16), "cudaMemset", op);
-  space = cuda_buffer_space(device);
 }
 
 void NcclCommunicator::Impl::require_usable(std::string_view op) const {
@@ -184,7 +183,6 @@ NcclCommunicator::~NcclCommunicator() = default;
 int NcclCommunicator::device() const { return impl_->device; }
 void* NcclCommunicator::stream() const { return impl_->stream; }
 std::chrono::milliseconds NcclCommunicator::timeout() const { return impl_->options.timeout; }
-BufferSpace& NcclCommunicator::buffer_space() { return *impl_->space; }
 int NcclCommunicator::rank() const { return impl_->rank; }
 int NcclCommunicator::size() const { return impl_->size; }
 

@@ -21,7 +21,6 @@
 //   the same device are not supported by NCCL.
 #pragma once
 
-#include "collectives/buffer_space.h"
 #include "collectives/communicator.h"
 
 #include <array>
@@ -58,8 +57,6 @@ class NcclCommunicator final : public Communicator {
   int device() const;
   void* stream() const;  // the cudaStream_t work is enqueued on
   std::chrono::milliseconds timeout() const;
-  // A BufferSpace of this communicator's device (cudaMalloc / cudaMemcpy).
-  BufferSpace& buffer_space();
 
   int rank() const override;
   int size() const override;
@@ -96,9 +93,6 @@ class NcclCommunicator final : public Communicator {
 // broadcasts it. Collective over `bootstrap`. NCCL rank == bootstrap rank.
 std::unique_ptr<NcclCommunicator> nccl_from_mpi(Communicator& bootstrap, int device, void* stream = nullptr,
                                                 NcclOptions options = {});
-
-// Device memory of CUDA device `device`, for the bandwidth probe and tests.
-std::unique_ptr<BufferSpace> cuda_buffer_space(int device);
 
 // Number of visible CUDA devices (0 without a driver or device).
 int cuda_device_count();

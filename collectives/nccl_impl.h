@@ -24,7 +24,6 @@ struct NcclCommunicator::Impl {
   int size = 0;
   NcclOptions options;
   bool aborted = false;
-  std::unique_ptr<BufferSpace> space;
 
   Impl() = default;
   ~Impl();

@@ -26,6 +26,7 @@
 #endif
 #include "core/error.h"
 #include "core/spec/job.h"
+#include "kernels/backend_space.h"
 #include "kernels/backends.h"
 #include "kernels/blas_info.h"
 #include "kernels/op.h"
@@ -170,6 +171,11 @@ int run_collectives(const Options& o) {
     problem = fmt::format("--backend {}: expected mpi or nccl", o.backend);
 #if !FK_HAVE_NCCL
   if (problem.empty() && o.backend == "nccl") problem = "--backend nccl: this fk-runner was built without NCCL";
+#else
+  if (problem.empty() && o.backend == "nccl")
+    if (const std::string why = fk::kernels::backend_unavailable(fk::DeviceKind::kCuda, fk::kernels::node_local_rank());
+        !why.empty())
+      problem = fmt::format("--backend nccl: rank {} cannot use a GPU: {}", world_rank(), why);
 #endif
   if (int s = agree(problem.empty() ? 0 : kExitBadInput, problem); s != 0) return s;
   auto world = fk::collectives::mpi_world();
@@ -182,16 +188,10 @@ int run_collectives(const Options& o) {
   std::vector<fk::collectives::ProbeRow> rows;
   std::string backend = world->backend();
 #if FK_HAVE_NCCL
-  if (o.backend == "nccl") {  // one GPU per rank on the node, device buffers
-    const int devices = fk::collectives::cuda_device_count();
-    if (devices < 1) throw fk::Error(fk::ErrorKind::kUnsupported, "--backend nccl: no CUDA device visible");
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int local = 0;
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    auto nccl = fk::collectives::nccl_from_mpi(*world, local % devices);
-    auto space = fk::collectives::cuda_buffer_space(local % devices);
+  if (o.backend == "nccl") {  // the CUDA backend of this rank (one GPU per node-local rank), device buffers
+    auto device = fk::kernels::backend_create(fk::DeviceKind::kCuda, fk::kernels::node_local_rank());
+    auto nccl = device->communicator(*world);
+    auto space = fk::kernels::backend_buffer_space(*device);
     rows = fk::collectives::probe_run(*nccl, po, *space);
     backend = nccl->backend();
   }

@@ -10,6 +10,7 @@ launch two ways in one process, alternating A B A B over `--repeats` rounds:
 Prints one row per kernel with both medians, their ratio, and each side's noise over
 the repeats. Usage: python3 bench/gpu/do_bench.py SHIM.so [CANDIDATE.so]"""
 import ctypes
+import functools
 import statistics
 import sys
 
@@ -22,14 +23,15 @@ I64, P, D = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double
 shim.fk_bench_rms_norm.argtypes = [P, P, P, ctypes.c_int, I64, I64, D, P]
 shim.fk_bench_linear.argtypes = [P, P, P, ctypes.c_int, I64, I64, I64, P]
 shim.fk_bench_rms_norm_candidate.argtypes = [ctypes.c_char_p, ctypes.c_char_p, P, P, P, ctypes.c_int, I64, I64, D, P]
-shim.fk_bench_driver.argtypes = [ctypes.c_char_p, ctypes.c_int, I64, I64, I64, ctypes.c_int, ctypes.POINTER(D)]
+shim.fk_bench_driver.argtypes = [ctypes.c_char_p, ctypes.c_int, I64, I64, I64, ctypes.c_int, ctypes.c_int,
+                                 ctypes.POINTER(D)]
 ELEM = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 REPEATS = 5
 
 
-def driver(what, elem, a, b, c):
+def driver(what, elem, a, b, c, warmup, iterations):
     out = (D * 4)()
-    rc = shim.fk_bench_driver(what, elem, a, b, c, 200, out)
+    rc = shim.fk_bench_driver(what, elem, a, b, c, warmup, iterations, out)
     if rc != 0:
         raise SystemExit(f"fk_bench_driver({what!r}) failed")
     return out[0]
@@ -39,9 +41,14 @@ def case(name, what, dtype, a, b, c, make_fn):
     fn = make_fn()
     fn()
     torch.cuda.synchronize()
+    # The same number of warm-up and timed calls on both sides: do_bench(warmup=25,
+    # rep=100) runs 25 ms and 100 ms worth of calls at its estimated time per call.
+    estimate = driver(what, ELEM[dtype], a, b, c, 5, 20)
+    iterations = max(20, min(5000, int(0.1 / estimate)))
+    warmup = max(1, int(0.025 / estimate))
     ours, theirs = [], []
     for _ in range(REPEATS):  # A B A B
-        ours.append(driver(what, ELEM[dtype], a, b, c))
+        ours.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations))
         theirs.append(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3)
     mo, mt = statistics.median(ours), statistics.median(theirs)
     noise = lambda v: (max(v) - min(v)) / statistics.median(v)
@@ -50,29 +57,31 @@ def case(name, what, dtype, a, b, c, make_fn):
     return mo / mt
 
 
-def stream():
-    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-
 def rms_norm_fn(tokens, hidden, dtype, lib=None):
     def make():
         x = torch.empty(tokens, hidden, device="cuda", dtype=dtype).uniform_(-2, 2)
         w = torch.empty(hidden, device="cuda", dtype=dtype).uniform_(0.5, 1.5)
         out = torch.empty_like(x)
+        make.keep = (x, w, out)  # alive while fn is timed
+        s = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        # functools.partial of prepared ctypes arguments: the least host time per call.
         if lib is None:
-            return lambda: shim.fk_bench_rms_norm(out.data_ptr(), x.data_ptr(), w.data_ptr(), ELEM[dtype], tokens,
-                                                  hidden, 1e-6, stream())
-        return lambda: shim.fk_bench_rms_norm_candidate(lib, b"fk_candidate_rms_norm", out.data_ptr(), x.data_ptr(),
-                                                        w.data_ptr(), ELEM[dtype], tokens, hidden, 1e-6, stream())
+            return functools.partial(shim.fk_bench_rms_norm, out.data_ptr(), x.data_ptr(), w.data_ptr(), ELEM[dtype],
+                                     tokens, hidden, 1e-6, s)
+        return functools.partial(shim.fk_bench_rms_norm_candidate, lib, b"fk_candidate_rms_norm", out.data_ptr(),
+                                 x.data_ptr(), w.data_ptr(), ELEM[dtype], tokens, hidden, 1e-6, s)
     return make
 
 
 def linear_fn(m, n, k, dtype):
     def make():
-        x = torch.randn(m, k, device="cuda", dtype=dtype)
-        w = torch.randn(n, k, device="cuda", dtype=dtype)
+        x = torch.empty(m, k, device="cuda", dtype=dtype).uniform_(-2, 2)
+        w = torch.empty(n, k, device="cuda", dtype=dtype).uniform_(-2, 2)
         out = torch.empty(m, n, device="cuda", dtype=dtype)
-        return lambda: shim.fk_bench_linear(out.data_ptr(), x.data_ptr(), w.data_ptr(), ELEM[dtype], m, n, k, stream())
+        make.keep = (x, w, out)
+        s = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        return functools.partial(shim.fk_bench_linear, out.data_ptr(), x.data_ptr(), w.data_ptr(), ELEM[dtype], m, n, k,
+                                 s)
     return make
 
 

@@ -59,9 +59,11 @@ int rms_norm_candidate(const char* lib, const char* entry, void* out, const void
   return candidate_entry(lib, entry)(&ctx, &to, &tx, &tw, eps);
 }
 
-fk::Tensor random_device(fk::kernels::Backend& b, fk::DType dt, fk::Shape shape, const char* name) {
+// Values uniform in [lo, hi), as bench/gpu/do_bench.py draws its torch tensors.
+fk::Tensor random_device(fk::kernels::Backend& b, fk::DType dt, fk::Shape shape, const char* name, float lo = -2.0f,
+                         float hi = 2.0f) {
   std::vector<float> v(static_cast<size_t>(fk::shape_numel(shape)));
-  fk::rng_fill_uniform(fk::RngStream(11, name), fk::ShardBox::whole(shape), -2.0f, 2.0f, v);
+  fk::rng_fill_uniform(fk::RngStream(11, name), fk::ShardBox::whole(shape), lo, hi, v);
   return b.to_device(fk::Tensor::borrow(v.data(), fk::DType::kF32, shape).to_dtype(dt));
 }
 
@@ -101,9 +103,10 @@ int fk_bench_rms_norm_candidate(const char* lib, const char* entry, void* out, c
 // Times `what` ("rms_norm", "linear" or "candidate:<library>:<entry>" for rms_norm) at
 // sizes (a, b[, c]) = (tokens, hidden) or (m, n, k) with the measurement driver on
 // cuda:0: the L2 flushed before every call (as do_bench does), `iterations` samples
-// after 10 warm-up calls. out[0..3] = median, p10, p90, noise. Returns 0, or -1 with a
-// message on stderr.
-int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int iterations, double* out) {
+// after `warmup` untimed calls. out[0..3] = median, p10, p90, noise. Returns 0, or -1
+// with a message on stderr.
+int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+                    double* out) {
   try {
     static std::unique_ptr<fk::kernels::Backend> backend = fk::kernels::backend_create(fk::DeviceKind::kCuda, 0);
     fk::kernels::Backend& be = *backend;
@@ -123,7 +126,7 @@ int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c,
     } else {
       t_out = be.empty(dt, {a, b});
       t_x = random_device(be, dt, {a, b}, "x");
-      t_w = random_device(be, dt, {b}, "w");
+      t_w = random_device(be, dt, {b}, "w", 0.5f, 1.5f);
       if (w == "rms_norm") {
         s.run = [&](int64_t) {
           fk::cuda::launch::rms_norm(t_out.data(), t_x.data(), t_w.data(), static_cast<Elem>(elem), a, b, 1e-6f,
@@ -143,7 +146,7 @@ int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c,
       }
     }
     fk::kernels::MeasureOptions o;
-    o.warmup = 10;
+    o.warmup = warmup;
     o.iterations = iterations;
     const auto r = fk::kernels::measure(be, std::span(&s, 1), fk::kernels::RotationPlan{1, true}, o);
     const auto& sum = r.subjects[0].summary;

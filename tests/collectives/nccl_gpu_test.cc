@@ -8,6 +8,7 @@
 #include "collectives/nccl_communicator.h"
 #include "collectives/probe_format.h"
 #include "conformance.h"
+#include "device_space.h"
 #include "core/error.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,7 @@ namespace fk::collectives {
 namespace {
 
 namespace cf = conformance;
+using testing::DeviceSpace;
 
 // Runs `body` on ranks 0..n-1, one thread and device each, every rank with its own
 // NcclCommunicator built from one unique id. Exceptions become failures.
@@ -66,7 +68,8 @@ TEST_F(NcclGpu, EnvPolicyKeepsNvlsOff) {
 TEST_F(NcclGpu, EveryOperationDtypeAndCount) {
   for (int n : sizes()) {
     on_gpus(n, [](NcclCommunicator& c) {
-      BufferSpace& space = c.buffer_space();
+      DeviceSpace ds(c.device());
+      BufferSpace& space = *ds.space;
       EXPECT_EQ(c.backend(), "nccl");
       for (DType t : cf::reduction_dtypes())
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax})
@@ -92,7 +95,10 @@ TEST_F(NcclGpu, EveryOperationDtypeAndCount) {
 }
 
 TEST_F(NcclGpu, Split) {
-  for (int n : sizes()) on_gpus(n, [](NcclCommunicator& c) { cf::check_split(c, c.buffer_space()); });
+  for (int n : sizes()) on_gpus(n, [](NcclCommunicator& c) {
+    DeviceSpace ds(c.device());
+    cf::check_split(c, *ds.space);
+  });
 }
 
 TEST_F(NcclGpu, ProbeSweepWithDeviceBuffers) {
@@ -107,7 +113,8 @@ TEST_F(NcclGpu, ProbeSweepWithDeviceBuffers) {
         o.warmup_iters = 2;
         o.iters = 5;
         o.check_runs = 2;
-        const std::vector<ProbeRow> rows = probe_run(c, o, c.buffer_space());
+        DeviceSpace ds(c.device());
+        const std::vector<ProbeRow> rows = probe_run(c, o, *ds.space);
         EXPECT_EQ(rows.size(), 6u * 7u);  // 8 B .. 2 MiB, factor 8
         for (const ProbeRow& r : rows) EXPECT_EQ(r.wrong, 0) << probe_format_table({r});
         if (c.rank() == 0) std::printf("%s", probe_format_table(rows).c_str());
@@ -130,7 +137,8 @@ TEST_F(NcclGpu, UnansweredReceiveTimesOutThenRefusesWork) {
           while (!rank0_done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
           return;
         }
-        SpaceBuffer buf(c.buffer_space(), 64);
+        DeviceSpace ds(c.device());
+        SpaceBuffer buf(*ds.space, 64);
         ErrorKind kind = ErrorKind::kInternal;
         std::string message;
         const auto started = std::chrono::steady_clock::now();
@@ -221,9 +229,10 @@ TEST_F(NcclGpu, FromMpiBootstrapsOverAHostCommunicator) {
         std::unique_ptr<NcclCommunicator> c = nccl_from_mpi(boot, r);
         EXPECT_EQ(c->rank(), r);
         EXPECT_EQ(c->size(), n);
+        DeviceSpace ds(c->device());
         for (DType t : {DType::kF32, DType::kBF16})
           for (size_t count : cf::test_counts())
-            cf::check_all_reduce(*c, c->buffer_space(), t, ReduceOp::kSum, count, false);
+            cf::check_all_reduce(*c, *ds.space, t, ReduceOp::kSum, count, false);
       } catch (const std::exception& e) {
         ADD_FAILURE() << "rank " << r << ": " << e.what();
       }
@@ -243,7 +252,8 @@ TEST_F(NcclGpu, FromMpiBootstrapsOverAHostCommunicator) {
 
 TEST_F(NcclGpu, BadArgumentsAreInvalidArgument) {
   on_gpus(1, [](NcclCommunicator& c) {
-    SpaceBuffer buf(c.buffer_space(), 64);
+    DeviceSpace ds(c.device());
+    SpaceBuffer buf(*ds.space, 64);
     EXPECT_THROW(c.recv(buf.data(), 1, DType::kF32, 1, 0), Error);
     try {
       c.send(buf.data(), 1, DType::kF32, 0, -1);

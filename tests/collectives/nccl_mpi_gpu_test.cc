@@ -4,6 +4,7 @@
 #include "collectives/bandwidth_probe.h"
 #include "collectives/nccl_communicator.h"
 #include "conformance.h"
+#include "device_space.h"
 #include "mpi_test_env.h"
 
 namespace fk::collectives::testing {
@@ -26,7 +27,8 @@ TEST_F(NcclFromMpi, BootstrapsAndMatchesTheContract) {
   std::unique_ptr<NcclCommunicator> nccl = nccl_from_mpi(world(), world().rank());
   EXPECT_EQ(nccl->rank(), world().rank());
   EXPECT_EQ(nccl->size(), world().size());
-  BufferSpace& space = nccl->buffer_space();
+  DeviceSpace ds(nccl->device());
+  BufferSpace& space = *ds.space;
   for (DType t : {DType::kF32, DType::kBF16, DType::kI64})
     for (size_t count : cf::test_counts()) {
       cf::check_all_reduce(*nccl, space, t, ReduceOp::kSum, count, false);
