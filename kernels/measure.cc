@@ -15,9 +15,11 @@ RotationPlan rotation_plan(const Backend& backend, double set_bytes, double max_
   const double bytes = std::max(1.0, set_bytes);
   const double by_memory = std::floor(std::max(1.0, max_rotation_bytes) / bytes);
   const double cap = std::max(1.0, std::min(static_cast<double>(std::max<int64_t>(max_sets, 1)), by_memory));
-  const double wanted = cache > 0 ? std::ceil(cache / bytes) + 1 : 1;
+  // Twice the cache between two uses of a set: caches are not strict LRU, so one
+  // cache's worth of other traffic leaves some of a set's lines behind.
+  const double wanted = cache > 0 ? std::ceil(2 * cache / bytes) + 1 : 1;
   p.sets = static_cast<int64_t>(std::min(wanted, cap));
-  p.flush = cache > 0 && static_cast<double>(p.sets - 1) * bytes < cache;
+  p.flush = cache > 0 && static_cast<double>(p.sets - 1) * bytes < 2 * cache;
   return p;
 }
 

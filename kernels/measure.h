@@ -61,9 +61,10 @@ struct MeasureResult {
 };
 
 // How many input sets of `set_bytes` each to rotate over, and whether to flush too:
-// enough sets that the other sets' traffic between two uses of one set exceeds the
-// backend's cache ((sets - 1) x set_bytes >= cache), at most `max_sets` and at most
-// `max_rotation_bytes` in all; when that is not enough, flush before every call.
+// enough sets that the other sets' traffic between two uses of one set is at least
+// twice the backend's cache ((sets - 1) x set_bytes >= 2 x cache), at most `max_sets`
+// and at most `max_rotation_bytes` in all; when that is not enough, flush before every
+// call.
 struct RotationPlan {
   int64_t sets = 1;
   bool flush = false;

@@ -1,7 +1,8 @@
 // The CUDA backend: one device per process (chosen by the caller from the node-local
 // rank), a caching allocator, one non-blocking stream that every copy, fill, baseline
 // op, timer mark and NCCL collective of the backend is enqueued on, CUDA events as
-// timer, an L2 flush, NVML readings, and the "cuda" baselines of kernels/cuda/ops/.
+// timer, an L2 flush (a memset of max(4 x L2, 256 MiB)), NVML readings, and the "cuda"
+// baselines of kernels/cuda/ops/.
 //
 // Memory: freed device blocks are kept for reuse (by rounded size); because all work
 // of the backend runs on its one stream, a block reused after a free is ordered after

@@ -129,13 +129,17 @@ TEST(Measure, RotationPlanDefeatsTheCacheOrFlushes) {
   RotationPlan p = rotation_plan(h200, 1e6, 1e9);
   EXPECT_EQ(p.sets, 16);
   EXPECT_TRUE(p.flush);
-  // 8 MB sets: 9 sets leave 64 MB between uses: no flush needed.
+  // 8 MB sets: 16 sets leave 120 MB (twice the cache) between uses: no flush needed.
   p = rotation_plan(h200, 8e6, 1e9);
-  EXPECT_EQ(p.sets, 9);
+  EXPECT_EQ(p.sets, 16);
   EXPECT_FALSE(p.flush);
-  // 100 MB sets: 2 sets suffice.
+  // 10 MB sets: 13 sets leave 120 MB.
+  p = rotation_plan(h200, 1e7, 1e9);
+  EXPECT_EQ(p.sets, 13);
+  EXPECT_FALSE(p.flush);
+  // 100 MB sets: 3 sets suffice.
   p = rotation_plan(h200, 1e8, 1e9);
-  EXPECT_EQ(p.sets, 2);
+  EXPECT_EQ(p.sets, 3);
   EXPECT_FALSE(p.flush);
   // Memory cap: 400 MB sets within 500 MB allow one set, so flush.
   p = rotation_plan(h200, 4e8, 5e8);
