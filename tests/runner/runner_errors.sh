@@ -34,6 +34,13 @@ expect 2 "/jobs/0/architecture: job '" -- "$mpiexec" -np 2 --oversubscribe "$run
 expect 2 "refers to architecture 'gone', which the table /architectures does not hold" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/dangling.json" --results "$work/r"
 sed 's/"version": 2/"version": 1/' "$work/jobs.json" > "$work/v1.json"
 expect 2 "v1.json: /version: job file version 1 is not supported" -- "$mpiexec" -np 2 --oversubscribe "$runner" --jobs "$work/v1.json" --results "$work/r"
+# A job on the cuda backend where no rank can use a GPU (none visible, or no CUDA in the
+# build): refused before any job starts, by one rank, naming why; exit 2.
+{ cat "$src/tests/runner/determinism_campaign.yaml"; echo "backend: cuda"; } |
+  sed "s|^specs_dir: .*|specs_dir: $src/specs|" > "$work/cuda_campaign.yaml"
+"$fk" plan "$work/cuda_campaign.yaml" --emit "$work/cuda.json" > /dev/null
+expect 2 "asks for the cuda backend, which this rank (rank 0) cannot run:" -- env CUDA_VISIBLE_DEVICES= \
+  "$mpiexec" -np 4 --oversubscribe -x CUDA_VISIBLE_DEVICES "$runner" --jobs "$work/cuda.json" --results "$work/r"
 # A rank that fails during a job: its message, exit status 3, all ranks stopped.
 expect 3 "injected fault" -- env FK_RUNNER_FAULT=job:1 "$mpiexec" -np 4 --oversubscribe "$runner" --jobs "$work/jobs.json" --results "$work/r"
 if [ -n "$(ls "$work/r" 2>/dev/null | grep -v '\.h5$')" ]; then echo "FAIL: stray temporary files in $work/r"; failures=$((failures + 1)); fi
