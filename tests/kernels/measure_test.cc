@@ -125,31 +125,27 @@ TEST(Measure, NoFlushWhenThePlanSaysTheRotationSuffices) {
 TEST(Measure, RotationPlanDefeatsTheCacheOrFlushes) {
   Script s;
   ScriptedBackend h200(s, 60'000'000);  // H200: 60 MB of L2
-  // 1 MB sets: 16 sets (the cap) leave 15 MB between uses, less than the cache: flush.
-  RotationPlan p = rotation_plan(h200, 1e6, 1e9);
-  EXPECT_EQ(p.sets, 16);
-  EXPECT_TRUE(p.flush);
-  // 8 MB sets: 16 sets leave 120 MB (twice the cache) between uses: no flush needed.
-  p = rotation_plan(h200, 8e6, 1e9);
-  EXPECT_EQ(p.sets, 16);
-  EXPECT_FALSE(p.flush);
-  // 10 MB sets: 13 sets leave 120 MB.
-  p = rotation_plan(h200, 1e7, 1e9);
-  EXPECT_EQ(p.sets, 13);
-  EXPECT_FALSE(p.flush);
-  // 100 MB sets: 3 sets suffice.
-  p = rotation_plan(h200, 1e8, 1e9);
-  EXPECT_EQ(p.sets, 3);
-  EXPECT_FALSE(p.flush);
-  // Memory cap: 400 MB sets within 500 MB allow one set, so flush.
-  p = rotation_plan(h200, 4e8, 5e8);
-  EXPECT_EQ(p.sets, 1);
-  EXPECT_TRUE(p.flush);
-  // No cache to defeat: one set, no flush.
   ScriptedBackend none(s, 0);
-  p = rotation_plan(none, 1e6, 1e9);
-  EXPECT_EQ(p.sets, 1);
-  EXPECT_FALSE(p.flush);
+  struct Row {
+    const char* why;
+    const ScriptedBackend* backend;
+    double set_bytes, max_rotation_bytes;
+    int64_t sets;
+    bool flush;
+  };
+  const Row rows[] = {
+      {"1 MB sets: 16 (the cap) leave 15 MB between uses, under twice the cache: flush", &h200, 1e6, 1e9, 16, true},
+      {"8 MB sets: 16 leave 120 MB (twice the cache) between uses", &h200, 8e6, 1e9, 16, false},
+      {"10 MB sets: 13 leave 120 MB", &h200, 1e7, 1e9, 13, false},
+      {"100 MB sets: 3 suffice", &h200, 1e8, 1e9, 3, false},
+      {"400 MB sets within 500 MB: one set, so flush", &h200, 4e8, 5e8, 1, true},
+      {"no cache to defeat: one set, no flush", &none, 1e6, 1e9, 1, false},
+  };
+  for (const Row& r : rows) {
+    const RotationPlan p = rotation_plan(*r.backend, r.set_bytes, r.max_rotation_bytes);
+    EXPECT_EQ(p.sets, r.sets) << r.why;
+    EXPECT_EQ(p.flush, r.flush) << r.why;
+  }
 }
 
 TEST(Measure, MarksSamplesTakenWhileTheDeviceWasThrottled) {

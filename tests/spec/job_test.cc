@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <vector>
 
 namespace fk::testing {
 namespace {
@@ -27,6 +28,16 @@ spec::Job sample_job() {
   j.memory = spec::memory_estimate(j.arch, j.workload, j.layout);
   j.id = spec::job_compute_id(j);
   return j;
+}
+
+// A job file of campaign "c" (c.yaml, tiny) holding `jobs`.
+spec::JobFile sample_job_file(std::vector<spec::Job> jobs) {
+  spec::JobFile f;
+  f.campaign = "c";
+  f.campaign_file = "c.yaml";
+  f.scale = "tiny";
+  f.jobs = std::move(jobs);
+  return f;
 }
 
 TEST(Job, IdDependsOnContentOnly) {
@@ -50,11 +61,7 @@ TEST(Job, IdDependsOnContentOnly) {
 
 TEST(Job, JobFileRoundTrips) {
   TempSpecs dir;
-  spec::JobFile f;
-  f.campaign = "c";
-  f.campaign_file = "c.yaml";
-  f.scale = "tiny";
-  f.jobs = {sample_job()};
+  spec::JobFile f = sample_job_file({sample_job()});
   const std::string path = dir.root() + "/jobs.json";
   spec::job_file_write(path, f);
   const spec::JobFile g = spec::job_file_read(path);
@@ -66,11 +73,7 @@ TEST(Job, JobFileRoundTrips) {
 
 TEST(Job, BadJobFilesNameTheProblem) {
   TempSpecs dir;
-  spec::JobFile f;
-  f.campaign = "c";
-  f.campaign_file = "c.yaml";
-  f.scale = "tiny";
-  f.jobs = {sample_job()};
+  spec::JobFile f = sample_job_file({sample_job()});
   spec::Json j = spec::job_file_to_json(f);
   ASSERT_EQ(j["architectures"].size(), 1u);
   const std::string arch_key = j["architectures"].begin().key();
@@ -131,10 +134,7 @@ TEST(Job, BadJobFilesNameTheProblem) {
 // Jobs share table entries only when their values are equal, notes included.
 TEST(Job, JobFileTablesHoldEachDistinctValueOnce) {
   TempSpecs dir;
-  spec::JobFile f;
-  f.campaign = "c";
-  f.campaign_file = "c.yaml";
-  f.scale = "tiny";
+  spec::JobFile f = sample_job_file({});
   const spec::Job base = sample_job();
   for (int rep = 0; rep < 3; ++rep) {
     spec::Job j = base;
@@ -169,11 +169,7 @@ TEST(Job, JobFileTablesHoldEachDistinctValueOnce) {
 // first job went out) leaves the previous file as it was and no temporary file.
 TEST(Job, FailedJobFileWriteLeavesThePreviousFile) {
   TempSpecs dir;
-  spec::JobFile f;
-  f.campaign = "c";
-  f.campaign_file = "c.yaml";
-  f.scale = "tiny";
-  f.jobs = {sample_job()};
+  spec::JobFile f = sample_job_file({sample_job()});
   const std::string path = dir.root() + "/jobs.json";
   spec::job_file_write(path, f);
   const std::string before = fs_read_file(path);
@@ -191,10 +187,7 @@ TEST(Job, FailedJobFileWriteLeavesThePreviousFile) {
 // messages either way.
 TEST(Job, StreamedAndWholeDocumentReadsAgree) {
   TempSpecs dir;
-  spec::JobFile f;
-  f.campaign = "c";
-  f.campaign_file = "c.yaml";
-  f.scale = "tiny";
+  spec::JobFile f = sample_job_file({});
   for (int rep = 0; rep < 3; ++rep) {
     f.jobs.push_back(sample_job());
     f.jobs.back().repetition = rep;
@@ -247,11 +240,7 @@ TEST(Job, StreamedAndWholeDocumentReadsAgree) {
 TEST(Job, JobFilesMeetTheSpecLimits) {
   TempSpecs dir;
   auto error_of = [&](const std::function<void(spec::Job&)>& mutate) -> std::string {
-    spec::JobFile f;
-    f.campaign = "c";
-    f.campaign_file = "c.yaml";
-    f.scale = "tiny";
-    f.jobs = {sample_job()};
+    spec::JobFile f = sample_job_file({sample_job()});
     mutate(f.jobs[0]);
     f.jobs[0].id = spec::job_compute_id(f.jobs[0]);
     const std::string path = dir.root() + "/limits.json";

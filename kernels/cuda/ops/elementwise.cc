@@ -22,24 +22,16 @@ void impl_add(kernels::OpRegistry& reg) {
                 }});
 }
 
-void impl_scale(kernels::OpRegistry& reg) {
-  reg.add_impl({"scale", "cuda", DeviceKind::kCuda, [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
-                [](const kernels::OpCall& c) {
-                  const Tensor& x = c.arg(0);
-                  host::check_launch(launch::scale(x.data(), host::elem(x, "scale"), x.numel(),
-                                                   static_cast<float>(c.param(0)), current_stream()),
-                                     "scale");
-                }});
-}
+// scale and softcap: x (in place) and one float parameter, through `launcher`.
+using InPlaceLauncher = cudaError_t (*)(void*, launch::Elem, int64_t, float, cudaStream_t);
 
-void impl_softcap(kernels::OpRegistry& reg) {
-  reg.add_impl({"softcap", "cuda", DeviceKind::kCuda,
-                [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
-                [](const kernels::OpCall& c) {
+void impl_in_place(kernels::OpRegistry& reg, const char* op, InPlaceLauncher launcher) {
+  reg.add_impl({op, "cuda", DeviceKind::kCuda, [](const kernels::OpCall& c) { return float_arg_supported(c, 0); },
+                [op, launcher](const kernels::OpCall& c) {
                   const Tensor& x = c.arg(0);
-                  host::check_launch(launch::softcap(x.data(), host::elem(x, "softcap"), x.numel(),
-                                                     static_cast<float>(c.param(0)), current_stream()),
-                                     "softcap");
+                  host::check_launch(
+                      launcher(x.data(), host::elem(x, op), x.numel(), static_cast<float>(c.param(0)), current_stream()),
+                      op);
                 }});
 }
 
@@ -60,8 +52,8 @@ void impl_argmax(kernels::OpRegistry& reg) {
 
 void register_cuda_elementwise(kernels::OpRegistry& reg) {
   impl_add(reg);
-  impl_scale(reg);
-  impl_softcap(reg);
+  impl_in_place(reg, "scale", launch::scale);
+  impl_in_place(reg, "softcap", launch::softcap);
   impl_argmax(reg);
 }
 
