@@ -27,14 +27,6 @@ class CpuTimer final : public Timer {
   Clock::time_point t0_{}, t1_{};
 };
 
-int64_t last_level_cache_bytes() {
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long v = sysconf(name);
-    if (v > 0) return v;
-  }
-  return 0;
-}
-
 void require_cpu(const Tensor& t, const char* what) {
   if (t.defined() && t.device().kind != DeviceKind::kCpu)
     fail(ErrorKind::kInvalidArgument, "cpu backend: {}: {} is not in host memory", what, t.describe());
@@ -55,9 +47,7 @@ void copy_contiguous(const Tensor& dst, const Tensor& src, const char* what) {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const CpuBackendOptions& o) {
-    const int64_t llc = last_level_cache_bytes();
-    const size_t cache = o.flush_bytes > 0 ? o.flush_bytes : llc > 0 ? static_cast<size_t>(llc) : size_t{16} << 20;
-    flush_.assign(cache, 1);
+    const size_t cache = o.flush_bytes > 0 ? o.flush_bytes : size_t{16} << 20;
     facts_.name = fmt::format("cpu ({} threads)", omp_get_max_threads());
 #if defined(__x86_64__)
     facts_.arch = "x86_64";
@@ -114,6 +104,7 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
   std::unique_ptr<Timer> timer() override { return std::make_unique<CpuTimer>(); }
   void flush_cache() override {
+    if (flush_.empty()) flush_.assign(static_cast<size_t>(facts_.cache_bytes), 1);
     for (size_t b = 0; b < flush_.size(); b += 64) flush_[b] = static_cast<unsigned char>(flush_[b] + 1);
     sink_ = static_cast<unsigned char>(sink_ ^ flush_[flush_.size() / 2]);
   }

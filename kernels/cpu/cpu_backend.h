@@ -12,8 +12,9 @@ namespace fk::kernels {
 
 struct CpuBackendOptions {
   // The cache the timing must defeat, in bytes (facts().cache_bytes, and the size of
-  // the buffer flush_cache() writes); 0: the last-level cache the OS reports (16 MiB
-  // when it reports none).
+  // the buffer flush_cache() writes, allocated on the first flush); 0: 16 MiB, as
+  // fk-runner's --flush-bytes. Not the OS's last-level cache size: in a VM that is the
+  // whole host socket's (500 MiB on the development machine), not one rank's share.
   size_t flush_bytes = 0;
 };
 
