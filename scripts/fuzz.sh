@@ -43,12 +43,32 @@ if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
   for s in llvm-symbolizer-16 llvm-symbolizer; do
     if command -v "$s" >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
   done
+  if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+    echo "fuzz: no llvm-symbolizer on PATH (scripts/install-deps.sh installs it: package llvm)" >&2
+    exit 2
+  fi
 fi
+# Each target's whole output goes to build-fuzz/run-TARGET/fuzz.log; a clean run prints
+# its final stats, a failed one the report that says why (the target's own lines, the
+# sanitizer's report with its stacks), so that a CI log names the crash.
 run() {  # run TARGET CORPUS SECONDS MAX_LEN [TIMEOUT_S]
   echo "fuzz: $1 for $3 s"
-  mkdir -p "build-fuzz/run-$1" && (cd "build-fuzz/run-$1" &&
-    "$root/build-fuzz/tests/fuzz/fk_fuzz_$1" -max_total_time="$3" -timeout="${5:-10}" -rss_limit_mb=2048 \
-      -max_len="$4" -print_final_stats=1 "$root/$2" 2>&1 | tail -n 8)
+  local dir="build-fuzz/run-$1" rc=0
+  mkdir -p "$dir"
+  (cd "$dir" && "$root/build-fuzz/tests/fuzz/fk_fuzz_$1" -max_total_time="$3" -timeout="${5:-10}" \
+    -rss_limit_mb=2048 -max_len="$4" -print_final_stats=1 "$root/$2" >fuzz.log 2>&1) || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    tail -n 8 "$dir/fuzz.log"
+    return 0
+  fi
+  echo "fuzz: $1 failed (exit $rc); its report (whole log: $dir/fuzz.log):"
+  grep -v -E '^(#[0-9]+\s+(READ|NEW|REDUCE|pulse|INITED|DONE|RELOAD)|\s*"|###### )' "$dir/fuzz.log" | tail -n 150 || true
+  for f in "$dir"/crash-* "$dir"/timeout-* "$dir"/oom-*; do
+    [ -f "$f" ] || continue
+    echo "fuzz: input kept as $f ($(stat -c %s "$f") bytes)"
+    [ "$(stat -c %s "$f")" -le 3072 ] && base64 -w 0 "$f" && echo
+  done
+  return "$rc"
 }
 # Run from scratch folders: campaign inputs resolve references relative to them.
 run spec "$spec_corpus" "$seconds" 4096

@@ -11,7 +11,7 @@ packages=(
   libyaml-cpp-dev libboost-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-16 libclang-rt-16-dev
+  clang-16 libclang-rt-16-dev llvm
   python3 python3-h5py python3-numpy
 )
 

@@ -144,6 +144,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case fk::fuzz::ChildEnd::kOurCrash:
       std::fprintf(stderr, "fk_fuzz_job_h5: the check crashed outside libhdf5 (blamed: %s)\n%s",
                    r.culprit.empty() ? "no stack in the report" : r.culprit.c_str(), r.report.c_str());
+      if (!r.culprit.empty() && r.culprit.find(" in ") == std::string::npos)
+        std::fprintf(stderr, "fk_fuzz_job_h5: the report names no functions, so the blame cannot tell the "
+                             "sanitizer's own frames from ours: run with llvm-symbolizer on PATH or "
+                             "ASAN_SYMBOLIZER_PATH set (scripts/fuzz.sh does)\n");
       std::abort();
   }
   return 0;
