@@ -53,6 +53,19 @@ OpCall Backend::to_device(const OpCall& host_call) {
   return c;
 }
 
+SharedMemory Backend::share_memory(size_t bytes) {
+  fail(ErrorKind::kUnsupported, "backend {}: cannot share {} bytes of device memory with another process", name(),
+       bytes);
+}
+
+void Backend::free_shared_memory(const SharedMemory&) {}
+
+void* Backend::open_shared_memory(const std::string&, size_t) {
+  fail(ErrorKind::kUnsupported, "backend {}: cannot map another process's device memory", name());
+}
+
+std::unique_ptr<DeviceTracer> Backend::tracer() { return nullptr; }
+
 const OpImpl* Backend::baseline(const std::string& op) const {
   return OpRegistry::global().find_impl(op, std::string(device_kind_name(kind())));
 }

@@ -71,6 +71,39 @@ class Timer {
   virtual double seconds() = 0;
 };
 
+// Memory that another process maps: the candidate worker's arena
+// (kernels/candidate/worker.h). `handle` names it to that process.
+struct SharedMemory {
+  void* data = nullptr;
+  size_t bytes = 0;
+  std::string handle;  // opaque bytes
+};
+
+// What a DeviceTracer saw of the device work in one window, on every stream of the
+// process. Figures are 0 where there was no such work.
+struct DeviceWork {
+  double span_s = 0;        // first start to last end of the work (kernels, copies, memsets)
+  int64_t activities = 0;   // how many there were
+  int64_t off_stream = 0;   // of them, on a stream other than the backend's
+  int64_t late = 0;         // of them, still running after the backend's stream had finished
+  int64_t dropped = 0;      // records the tracer lost (the window is then not fully seen)
+  std::string example;      // the first off-stream or late one ("kernel rms_norm_kernel on stream 13")
+  std::string error;        // the device fault the window ended with, "" when none
+};
+
+// Sees all device work of this process, on any stream, in windows. Used by the
+// candidate worker around each call; one per process.
+class DeviceTracer {
+ public:
+  virtual ~DeviceTracer() = default;
+  // Opens a window. Returns the work that ran since the last window closed: work that
+  // was launched after a call had returned.
+  virtual DeviceWork begin() = 0;
+  // Closes the window: waits for the backend's stream, then for the whole device, and
+  // reports the window's work. A device fault is reported in `error`, not thrown.
+  virtual DeviceWork end() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -121,6 +154,21 @@ class Backend {
   // "" when the device is in the state the judge requires between timed calls (CUDA:
   // the persisting-L2 limit is 0 and no sticky error is pending), else what is wrong.
   virtual std::string audit() = 0;
+
+  // --- memory another process maps, and tracing (optional) --------------------------
+  // An allocation of `bytes` on this device that another process maps with
+  // open_shared_memory(handle) on its own backend of the same device (CUDA: an IPC
+  // handle). Throws fk::Error(kUnsupported) where the device cannot share memory.
+  virtual SharedMemory share_memory(size_t bytes);
+  // Frees memory from share_memory() once no other process uses it.
+  virtual void free_shared_memory(const SharedMemory& memory);
+  // In the other process: maps the memory `handle` names (`bytes` long); it stays mapped
+  // for the process's life. Throws fk::Error naming why not.
+  virtual void* open_shared_memory(const std::string& handle, size_t bytes);
+  // The tracer of this process's device work, or nullptr where the backend cannot see
+  // it (the CPU: every call is done when it returns). Throws fk::Error when the device
+  // has a tracer that cannot start (CUDA: CUPTI missing or refused).
+  virtual std::unique_ptr<DeviceTracer> tracer();
 
   // --- ops -----------------------------------------------------------------------------
   // The baseline implementation of `op` on this device, or nullptr when it has none.

@@ -4,6 +4,7 @@
 #include "core/fs_util.h"
 #include "core/spec/spec_file.h"
 #include "core/subprocess.h"
+#include "kernels/backends.h"
 #include "kernels/candidate/manifest.h"
 #include "orchestrator/check_tables.h"
 #include "orchestrator/plan.h"
@@ -45,8 +46,9 @@ std::string spec_ref(const std::string& a) { return a.find('/') == std::string::
 
 std::string campaign_yaml(const CheckOptions& o, const std::vector<kernels::CandidateManifest>& manifests,
                           const std::string& specs, const CheckPass& pass) {
-  std::string y = fmt::format("kind: campaign\nname: check-{}\nscale: {}\nspecs_dir: {}\nseed: {}\nunfit_layouts: skip\n",
-                              pass.scale, pass.scale, yaml_quote(fs::absolute(specs).string()), o.seed);
+  std::string y = fmt::format(
+      "kind: campaign\nname: check-{}\nscale: {}\nspecs_dir: {}\nseed: {}\nunfit_layouts: skip\nbackend: {}\n", pass.scale,
+      pass.scale, yaml_quote(fs::absolute(specs).string()), o.seed, o.backend.empty() ? "cpu" : o.backend);
   y += "architectures:\n";
   for (const auto& a : pass.archs) y += fmt::format("  - {}\n", yaml_quote(a));
   const std::string dtype = o.dtype.empty() ? "" : fmt::format(", dtype: {}", o.dtype);
@@ -78,9 +80,14 @@ bool same_sizes(const spec::Architecture& preset, const spec::Architecture& full
 
 }  // namespace
 
-int check_run(const CheckOptions& o) {
+int check_run(const CheckOptions& given) {
+  CheckOptions o = given;
   if (o.candidates.empty()) {
     fmt::print(stderr, "fk check: name at least one candidate folder\n");
+    return 2;
+  }
+  if (!o.backend.empty() && !device_kind_parse(o.backend)) {
+    fmt::print(stderr, "fk check: --backend: '{}' is not a backend (cpu or cuda)\n", o.backend);
     return 2;
   }
   std::vector<kernels::CandidateManifest> manifests;
@@ -92,6 +99,20 @@ int check_run(const CheckOptions& o) {
       return 2;
     }
     manifests.push_back(*m);
+  }
+  if (o.backend.empty()) {
+    o.backend = "cpu";
+    for (const auto& m : manifests) {
+      if (m.backend == DeviceKind::kCpu) continue;
+      const std::string why = kernels::backend_unavailable(m.backend, 0);
+      if (why.empty()) {
+        o.backend = std::string(device_kind_name(m.backend));
+        break;
+      }
+      fmt::print("fk check: {} is a {} candidate and {}: it is built and checked for its manifest, not run "
+                 "(--backend cpu)\n",
+                 m.name, device_kind_name(m.backend), why);
+    }
   }
   const std::string specs = o.specs_dir.empty() ? FK_SPECS_DIR : o.specs_dir;
   const std::string dir = fs::absolute(o.results_dir.empty() ? "fk-check/" + manifests[0].name : o.results_dir).string();

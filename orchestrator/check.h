@@ -36,6 +36,9 @@ struct CheckOptions {
   double instance_time_limit_s = 60;
   double heartbeat_timeout_s = 0;       // 0: the campaign default (executor.heartbeat_timeout)
   bool quiet = false;
+  // "cpu" or "cuda"; "": the candidates' device when this machine has it (a cuda
+  // candidate where no GPU is visible is built, then UNSUPPORTED), else cpu.
+  std::string backend;
 };
 
 // fk-runner is supervised as fk run supervises an attempt (orchestrator/supervise.h):

@@ -22,6 +22,9 @@ void register_check(CLI::App& app, int* status) {
                 "Also run the whole model at the published sizes (needs the memory of the model)");
   sub->add_option("--specs", o->specs_dir, "Specs folder (default: this source tree's specs/)");
   sub->add_option("--results", o->results_dir, "Where job files go (default: ./fk-check/<candidate>)");
+  sub->add_option("--backend", o->backend,
+                  "Backend of the jobs: cpu or cuda (default: the candidates' device where this machine has one, "
+                  "else cpu)");
   sub->add_option("--seed", o->seed, "Seed of weights and inputs");
   sub->add_option("--rounds", o->rounds, "Rounds of fresh inputs per shape (default 3)");
   sub->add_option("--iterations", o->iterations, "Timed calls per shape (default 20)");

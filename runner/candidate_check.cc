@@ -53,6 +53,7 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
   cc.threads = o.threads;
   cc.time_limit_s = o.instance_time_limit_s;
   cc.on_wait = [] { progress_tick(); };
+  cc.device = o.device;
   WorkerConfig bc = cc;
   bc.library.clear();
   bc.name = "baseline";

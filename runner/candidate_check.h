@@ -32,6 +32,9 @@ struct CandidateCheckOptions {
   int threads = 1;
   kernels::GateOptions gate;
   std::vector<bool> timed;         // per instance: time it (empty: all); others are checked only
+  // The supervisor's backend of a device candidate's device (the workers' arenas and
+  // the cache flush are on it); nullptr for a CPU candidate.
+  kernels::Backend* device = nullptr;
 };
 
 struct CandidateCheck {

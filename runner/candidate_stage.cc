@@ -19,8 +19,13 @@ bool candidate_may_join_model(Verdict v, const std::string& reason) {
 }
 
 CandidateStage::CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement,
-                               int threads, std::string quarantine_reason)
-    : job_(job), group_(group), pl_(placement), threads_(threads), quarantine_(std::move(quarantine_reason)) {
+                               int threads, kernels::Backend& backend, std::string quarantine_reason)
+    : job_(job),
+      group_(group),
+      backend_(backend),
+      pl_(placement),
+      threads_(threads),
+      quarantine_(std::move(quarantine_reason)) {
   for (const auto& [op, folder] : job.candidates.ops) {
     Entry e;
     e.op = op;
@@ -50,14 +55,20 @@ void CandidateStage::build_one(Entry& e) {
     e.setup = {Verdict::kCompileError, e.build.reason};
     return;
   }
-  if (e.manifest->backend != DeviceKind::kCpu) {
+  if (e.manifest->backend != DeviceKind::kCpu && e.manifest->backend != backend_.kind()) {
+    const std::string kind(device_kind_name(e.manifest->backend));
     e.setup = {Verdict::kUnsupported,
-               fmt::format("a {} candidate is not judged by this version: its sandboxed worker runs cpu candidates only "
-                           "(it compiled; it was not run)",
-                           device_kind_name(e.manifest->backend))};
+               fmt::format("a {0} candidate runs only in a job on the {0} backend, and this job runs on {1} (it "
+                           "compiled; it was not run): judge it where a {0} device is, with `backend: {0}` or "
+                           "`fk check --backend {0}`",
+                           kind, backend_.name())};
     return;
   }
   e.runnable = true;  // loading happens in its worker, never here
+}
+
+kernels::Backend* CandidateStage::device_of(const Entry& e) const {
+  return e.manifest && e.manifest->backend != DeviceKind::kCpu ? &backend_ : nullptr;
 }
 
 void CandidateStage::build() {
@@ -97,6 +108,7 @@ std::vector<int32_t> CandidateStage::gate(const std::vector<InstanceRecord>& ins
     o.gate.warmup = job_.kernel_stage.warmup;
     o.gate.iterations = job_.kernel_stage.iterations;
     o.gate.seed = job_.seed;
+    o.device = device_of(e);
     CandidateCheck check = candidate_check(*e.manifest, e.build.library, mine, o);
     e.results = std::move(check.results);
     e.sandbox = std::move(check.sandbox);
@@ -124,6 +136,7 @@ std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>&
     wc.threads = threads_;
     wc.time_limit_s = job_.kernel_stage.instance_time_limit_s;
     wc.on_wait = [] { progress_tick(); };
+    wc.device = device_of(e);
     try {
       auto w = std::make_shared<kernels::Worker>(wc);
       const auto loaded = w->load();
@@ -159,6 +172,7 @@ ImplSet CandidateStage::baseline_set() {
     wc.threads = threads_;
     wc.time_limit_s = job_.kernel_stage.instance_time_limit_s;
     wc.on_wait = [] { progress_tick(); };
+    wc.device = e.runnable ? device_of(e) : nullptr;  // the same device as the candidate's
     auto w = std::make_shared<kernels::Worker>(wc);
     const auto started = w->load();
     if (!started || started->code != 0) fail(ErrorKind::kRuntime, "the baseline worker did not start: {}", w->failure());
@@ -171,6 +185,17 @@ ImplSet CandidateStage::baseline_set() {
     set.set(e.op, impl.get());
   }
   return set;
+}
+
+std::string CandidateStage::devices() const {
+  bool host = false, device = false;
+  for (const Entry& e : entries_) {
+    if (!e.runnable) continue;
+    (device_of(e) ? device : host) = true;
+  }
+  const std::string dev(device_kind_name(backend_.kind()));
+  if (host && device) return "cpu and " + dev;
+  return device ? dev : host ? "cpu" : "none";
 }
 
 std::vector<results::CandidateInstanceRecord> CandidateStage::records() const {

@@ -28,8 +28,10 @@ namespace fk::runner {
 
 class CandidateStage {
  public:
+  // `backend`: the job's backend; a candidate for its device kind runs in workers whose
+  // arenas live on it, a CPU candidate in host workers, any other is UNSUPPORTED.
   CandidateStage(const spec::Job& job, collectives::Communicator& group, const Placement& placement, int threads,
-                 std::string quarantine_reason = "");
+                 kernels::Backend& backend, std::string quarantine_reason = "");
 
   bool empty() const { return entries_.empty(); }
   // Builds and loads every candidate. Collective over the group.
@@ -44,6 +46,8 @@ class CandidateStage {
   // The baseline implementation set of the baseline run: the candidates' ops through a
   // baseline worker (see above). Not collective.
   ImplSet baseline_set();
+  // Where the runnable candidates' workers run: "cpu", "cuda", "cpu and cuda", or "none".
+  std::string devices() const;
   // This rank's instance records.
   std::vector<results::CandidateInstanceRecord> records() const;
   // Group leader: one summary per candidate from every rank's records and the model trace.
@@ -65,12 +69,15 @@ class CandidateStage {
     std::shared_ptr<kernels::RemoteFailure> model_failure = std::make_shared<kernels::RemoteFailure>();
   };
   void build_one(Entry& e);
+  // The backend a runnable entry's workers use: nullptr (host) for a CPU candidate.
+  kernels::Backend* device_of(const Entry& e) const;
   // Checks this rank's instances; returns per entry whether it may not join the model
   // stage, agreed over the group (the maximum). Collective.
   std::vector<int32_t> gate(const std::vector<InstanceRecord>& instances);
 
   const spec::Job& job_;
   collectives::Communicator& group_;
+  kernels::Backend& backend_;
   Placement pl_;
   int threads_;
   std::string quarantine_;

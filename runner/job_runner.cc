@@ -147,7 +147,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   collectives::GroupComms comms = collectives::grid_split(group, grid);
   const Placement pl = placement_of(grid);
 
-  CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)),
+  CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)), *backend,
                             options.quarantine_reason);
   candidates.build();
 
@@ -222,8 +222,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   r.meta.mpi_library = options.mpi_library;
   r.meta.blas = kernels::blas_info();
   r.meta.device = fmt::format("{}: {}", backend->name(), backend->facts().describe());
-  r.meta.stage_backends = fmt::format("model: cpu, kernel: {}, candidates: cpu",
-                                      job.kernel_stage.enabled ? std::string(device_kind_name(job.backend)) : "none");
+  r.meta.stage_backends = fmt::format("model: cpu, kernel: {}, candidates: {}",
+                                      job.kernel_stage.enabled ? std::string(device_kind_name(job.backend)) : "none",
+                                      candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
   const int64_t steps = job.arch.attention.causal ? 1 + job.workload.decode_steps : 1;

@@ -98,7 +98,8 @@ std::shared_ptr<LoadedCandidate> candidate_load(const CandidateManifest& manifes
   return c;
 }
 
-CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, const OpCall& call, int num_threads) {
+CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, const OpCall& call, int num_threads,
+                                 void* stream) {
   if (call.args.size() >= kMaxArity || call.params.size() >= kMaxArity)
     fail(ErrorKind::kUnsupported, "op {} has more arguments than the ABI adapter handles", def.name);
   std::array<fk_tensor, kMaxArity> tensors{};
@@ -116,6 +117,7 @@ CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, con
       ctx.device_index = t.device().index;
     }
   ctx.num_threads = std::max(1, num_threads);
+  ctx.stream = stream;
   ctx.error = error;
   ctx.error_capacity = sizeof error;
   const int code = kInvokers[call.args.size() * kMaxArity + call.params.size()](c.entry, &ctx, tensors.data(),

@@ -31,7 +31,9 @@ struct CandidateStatus {
   std::string message;  // what the candidate wrote to ctx->error
 };
 
-CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, const OpCall& call, int num_threads);
+// `stream`: the cudaStream_t the call must enqueue on (ctx->stream; nullptr on the CPU).
+CandidateStatus candidate_invoke(const LoadedCandidate& c, const OpDef& def, const OpCall& call, int num_threads,
+                                 void* stream = nullptr);
 
 
 }  // namespace fk::kernels

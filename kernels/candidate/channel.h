@@ -31,6 +31,9 @@ enum class RequestKind : uint32_t { kNone = 0, kHello = 1, kLoad = 2, kCall = 3,
 constexpr int32_t kReplyLoadFailed = -1;   // dlopen, ABI version or entry symbol
 constexpr int32_t kReplyBadRequest = -2;   // a descriptor outside the arena, unknown op
 constexpr int32_t kReplyException = -3;    // a C++ exception escaped the call
+constexpr int32_t kReplyDeviceFault = -4;  // a sticky device error (the message names it); the worker then exits
+constexpr size_t kChannelHandle = 256;
+constexpr size_t kChannelNote = 256;
 
 struct ArgDesc {
   uint64_t offset = 0;  // from the start of the arena; 0 with defined == 0
@@ -56,6 +59,21 @@ struct Channel {
   double params[kChannelArgs] = {};
   int32_t reply_code = 0;
   char reply_message[kChannelMessage] = {};
+  // Written by the supervisor before the worker starts: where tensor data lives. With
+  // device_kind kCpu it follows this block in the memfd (offsets from its start); else
+  // it is the device arena that device_handle names (offsets from the arena's start).
+  int32_t device_kind = 0;  // core DeviceKind as an integer
+  int32_t device_index = 0;
+  uint64_t device_bytes = 0;
+  uint32_t device_handle_bytes = 0;
+  unsigned char device_handle[kChannelHandle] = {};
+  // With each reply on a device: what the worker's DeviceTracer saw (kernels/backend.h).
+  // Reported by the worker, so not trusted: see kernels/candidate/worker.h.
+  int32_t work_traced = 0;
+  uint64_t work_span_ns = 0;
+  int64_t work_activities = 0, work_off_stream = 0, work_late = 0, work_dropped = 0;
+  int64_t work_between = 0;  // activities that ran before the call, after the previous one returned
+  char work_note[kChannelNote] = {};
 };
 
 static_assert(sizeof(Channel) <= kChannelBytes, "the control block must fit its page");

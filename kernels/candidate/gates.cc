@@ -29,6 +29,8 @@ struct GuardedCall {
 
   GuardedCall(const OpCall& src, size_t guard_bytes, Worker& w) : guard(guard_bytes) {
     call.params = src.params;
+    std::vector<unsigned char> bands(guard);
+    for (size_t i = 0; i < guard; ++i) bands[i] = pattern(i);
     for (const Tensor& t : src.args) {
       if (!t.defined() || t.numel() == 0) {
         call.args.push_back(t);
@@ -38,33 +40,33 @@ struct GuardedCall {
       }
       const size_t n = t.nbytes();
       unsigned char* p = w.alloc_bytes((n + 2 * guard + 63) / 64 * 64);
-      for (size_t i = 0; i < guard; ++i) p[i] = p[guard + n + i] = pattern(i);
-      call.args.push_back(Tensor::borrow(p + guard, t.dtype(), t.shape()));
+      w.write_bytes(p, bands.data(), guard);
+      w.write_bytes(p + guard + n, bands.data(), guard);
+      call.args.push_back(Tensor::borrow(p + guard, t.dtype(), t.shape(), w.device()));
       blocks.push_back(p);
       bytes.push_back(n);
     }
-    fill(src);
+    fill(src, w);
   }
 
   // Copies the values of `src` (same shapes) into the guarded buffers, in place.
-  void fill(const OpCall& src) {
+  void fill(const OpCall& src, Worker& w) {
     call.params = src.params;
-    for (size_t a = 0; a < blocks.size(); ++a) {
-      if (!blocks[a]) continue;
-      const Tensor c = src.args[a].is_contiguous() ? src.args[a] : src.args[a].contiguous_copy();
-      std::memcpy(blocks[a] + guard, c.data(), bytes[a]);
-    }
+    for (size_t a = 0; a < blocks.size(); ++a)
+      if (blocks[a]) w.write(call.args[a], src.args[a]);
   }
 
   // "" or what was overwritten.
-  std::string check_guards(const OpDef& def) const {
+  std::string check_guards(const OpDef& def, const Worker& w) const {
+    std::vector<unsigned char> lo(guard), hi(guard);
     for (size_t a = 0; a < blocks.size(); ++a) {
       if (!blocks[a]) continue;
-      const unsigned char* p = blocks[a];
+      w.read_bytes(lo.data(), blocks[a], guard);
+      w.read_bytes(hi.data(), blocks[a] + guard + bytes[a], guard);
       size_t before = 0, after = 0;
       for (size_t i = 0; i < guard; ++i) {
-        before += p[i] != pattern(i);
-        after += p[guard + bytes[a] + i] != pattern(i);
+        before += lo[i] != pattern(i);
+        after += hi[i] != pattern(i);
       }
       if (after > 0) return fmt::format("wrote {} byte(s) past the end of '{}'", after, def.args[a].name);
       if (before > 0) return fmt::format("wrote {} byte(s) before the start of '{}'", before, def.args[a].name);
@@ -73,7 +75,7 @@ struct GuardedCall {
   }
 };
 
-void poison(const Tensor& t) { std::memset(t.data(), 0xff, t.nbytes()); }
+void poison(Worker& w, const Tensor& t) { w.set_bytes(t.data(), 0xff, t.nbytes()); }
 
 int64_t count_poisoned(const Tensor& t) {
   const size_t es = dtype_size(t.dtype());
@@ -115,6 +117,38 @@ void merge_ended(const Worker& w, VerdictReason& v, const std::string& when) {
   v.merge(verdict_parse(f.verdict).value_or(Verdict::kCrashed), when.empty() ? f.reason : f.reason + " " + when);
 }
 
+// The all-streams gate on a device worker's reply (what its tracer saw): work outside
+// ctx->stream, still running after it, or started after the previous call returned is
+// REWARD_HACK; a trace with holes is RUNTIME_ERROR (the gate could not run). Returns
+// false when it merged a verdict. Host workers pass.
+bool check_device_work(const Worker& w, const WorkerReply& r, VerdictReason& v, const std::string& when) {
+  if (!w.on_device()) return true;
+  const std::string e = r.work.example.empty() ? "" : fmt::format(", e.g. {}", r.work.example);
+  if (!r.traced) {
+    v.merge(Verdict::kRuntimeError, fmt::format("the worker sent no device trace {}: the all-streams gate could not "
+                                                "run", when));
+  } else if (r.work.dropped > 0) {
+    v.merge(Verdict::kRuntimeError, fmt::format("the device tracer lost {} record(s) {}: the all-streams gate could "
+                                                "not run", r.work.dropped, when));
+  } else if (r.between > 0) {
+    v.merge(Verdict::kRewardHack,
+            fmt::format("device work ran after the previous call had returned ({} activit{}{}) {}: work launched "
+                        "after return",
+                        r.between, r.between == 1 ? "y" : "ies", e, when));
+  } else if (r.work.off_stream > 0) {
+    v.merge(Verdict::kRewardHack,
+            fmt::format("launched device work outside the given stream (ctx->stream): {} of {} activities{} {}",
+                        r.work.off_stream, r.work.activities, e, when));
+  } else if (r.work.late > 0) {
+    v.merge(Verdict::kRewardHack,
+            fmt::format("device work still ran after its work on ctx->stream had finished ({} activities{}) {}",
+                        r.work.late, e, when));
+  } else {
+    return true;
+  }
+  return false;
+}
+
 // Runs one call in `w`; on failure merges the verdict and returns false.
 bool run_checked(Worker& w, const OpDef& def, const OpCall& call, VerdictReason& v, bool& ended,
                  const std::string& when) {
@@ -124,7 +158,12 @@ bool run_checked(Worker& w, const OpDef& def, const OpCall& call, VerdictReason&
     ended = true;
     return false;
   }
-  if (reply->code == FK_OK) return true;
+  if (reply->code == sandbox::kReplyDeviceFault) {
+    merge_ended(w, v, when);
+    ended = true;
+    return false;
+  }
+  if (reply->code == FK_OK) return check_device_work(w, *reply, v, when);
   const std::string why = reply->message.empty() ? "" : ": " + reply->message;
   if (reply->code == FK_ERROR_UNSUPPORTED) {
     v.merge(Verdict::kUnsupported, fmt::format("does not support this call{}", why));
@@ -136,25 +175,72 @@ bool run_checked(Worker& w, const OpDef& def, const OpCall& call, VerdictReason&
   return false;
 }
 
-// Rewrites the inputs of `dst` from `pristine`: float inputs are rotated by `shift`
-// elements (new values at every position, the same distribution), integer inputs
-// (ids, positions, indices) copied unchanged; outputs untouched.
-void prepare_inputs(const OpDef& def, const OpCall& pristine, const OpCall& dst, int64_t shift) {
+// Rewrites the inputs of `dst` (in `w`'s arena) from `pristine`: float inputs are
+// rotated by `shift` elements (new values at every position, the same distribution);
+// integer inputs (ids, positions, indices) and float inputs over 64 MiB are restored
+// unchanged (those of in-out arguments too, which the call overwrote); outputs untouched.
+void prepare_inputs(const OpDef& def, const OpCall& pristine, const OpCall& dst, int64_t shift, Worker& w) {
   for (size_t a = 0; a < def.args.size() && a < dst.args.size(); ++a) {
     if (def.args[a].role == ArgRole::kOut || !dst.args[a].defined() || dst.args[a].numel() == 0) continue;
-    const Tensor& src = pristine.args[a];
+    const Tensor src = pristine.args[a].is_contiguous() ? pristine.args[a] : pristine.args[a].contiguous_copy();
     auto* out = static_cast<unsigned char*>(dst.args[a].data());
     const auto* in = static_cast<const unsigned char*>(src.data());
     const size_t bytes = src.nbytes();
     if (!def.args[a].float_typed || bytes > (size_t{64} << 20)) {
-      std::memcpy(out, in, bytes);
+      w.write_bytes(out, in, bytes);
       continue;
     }
     const size_t es = dtype_size(src.dtype());
     const size_t k = (static_cast<size_t>(shift) % static_cast<size_t>(src.numel())) * es;
-    std::memcpy(out, in + k, bytes - k);
-    std::memcpy(out + (bytes - k), in, k);
+    w.write_bytes(out, in + k, bytes - k);
+    w.write_bytes(out + (bytes - k), in, k);
   }
+}
+
+// The supervisor's cache flush before a timed call: the device's L2 through the
+// supervisor's own backend (the device is shared by every context on it), else the
+// host's last-level cache.
+class Flusher {
+ public:
+  Flusher(const Worker& w, size_t host_bytes) : device_(w.on_device() ? w.config().device : nullptr) {
+    if (!device_) host_.assign(host_bytes, 1);
+  }
+  void operator()() {
+    if (device_) {
+      device_->flush_cache();
+      device_->synchronize();
+      return;
+    }
+    for (size_t b = 0; b < host_.size(); b += 64) host_[b] = static_cast<unsigned char>(host_[b] + 1);
+  }
+
+ private:
+  Backend* device_;
+  std::vector<unsigned char> host_;
+};
+
+// The candidate's device times, bounded below by the supervisor's clock: a device
+// worker reports its own span, which candidate code in its process could forge. Each
+// call's request-to-reply time on the supervisor's clock holds the span plus the door
+// (waking the worker, launching, waiting for the device, the trace); the door is
+// measured on the baseline's worker, which runs only our code: door = median(baseline
+// wall - baseline span). A candidate call is charged max(its span, its wall - door), so
+// a span reported too small is replaced by what the supervisor saw. Sets g.door_s and
+// g.wall_bound_used (how many calls the clock charged more than the span by over 10%).
+std::vector<double> device_time_bounded(const std::vector<double>& span, const std::vector<double>& wall,
+                                        const std::vector<double>& base_span, const std::vector<double>& base_wall,
+                                        InstanceGate& g) {
+  std::vector<double> door;
+  for (size_t i = 0; i < base_span.size() && i < base_wall.size(); ++i) door.push_back(base_wall[i] - base_span[i]);
+  g.door_s = door.empty() ? 0 : std::max(0.0, stats::median(door));
+  std::vector<double> out;
+  g.wall_bound_used = 0;
+  for (size_t i = 0; i < span.size() && i < wall.size(); ++i) {
+    const double by_clock = wall[i] - g.door_s;
+    if (by_clock > 1.1 * span[i] + 1e-6) ++g.wall_bound_used;
+    out.push_back(std::max(span[i], by_clock));
+  }
+  return out;
 }
 
 }  // namespace
@@ -179,38 +265,40 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
       candidate.reset_arena();
       gc = std::make_unique<GuardedCall>(fresh, o.guard_bytes, candidate);
       for (size_t a = 0; a < def.args.size(); ++a)
-        if (def.args[a].role == ArgRole::kOut && gc->call.args[a].defined()) poison(gc->call.args[a]);
+        if (def.args[a].role == ArgRole::kOut && gc->call.args[a].defined()) poison(candidate, gc->call.args[a]);
     } else {
       // New values in the same buffers; outputs keep the previous round's result.
       for (size_t a = 0; a < def.args.size(); ++a)
         if (def.args[a].role != ArgRole::kOut && gc->call.args[a].defined())
-          std::memcpy(gc->call.args[a].data(), fresh.args[a].contiguous_copy().data(), gc->bytes[a]);
+          candidate.write(gc->call.args[a], fresh.args[a]);
       gc->call.params = fresh.params;
     }
     baseline.reset_arena();
     const OpCall base_call = baseline.copy_in(fresh);
     std::vector<uint64_t> sums(def.args.size(), 0);
     for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined()) sums[a] = checksum(gc->call.args[a]);
+      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined())
+        sums[a] = checksum(candidate.read(gc->call.args[a]));
     const std::string when = fmt::format("(gate round {})", round);
     if (!run_checked(candidate, def, gc->call, v, g.candidate_ended, when)) break;
     const WorkerCpu cpu_after_call = candidate.cpu();
     std::vector<Tensor> snapshot;
     for (size_t a = 0; a < def.args.size(); ++a)
-      snapshot.push_back(is_output(def.args[a].role) && gc->call.args[a].defined() ? gc->call.args[a].contiguous_copy()
+      snapshot.push_back(is_output(def.args[a].role) && gc->call.args[a].defined() ? candidate.read(gc->call.args[a])
                                                                                    : Tensor());
-    if (const std::string bad = gc->check_guards(def); !bad.empty()) {
+    if (const std::string bad = gc->check_guards(def, candidate); !bad.empty()) {
       v.merge(Verdict::kIncorrectShape, bad);
       break;
     }
     for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined() && checksum(gc->call.args[a]) != sums[a])
+      if (def.args[a].role == ArgRole::kIn && gc->call.args[a].defined() &&
+          checksum(candidate.read(gc->call.args[a])) != sums[a])
         v.merge(Verdict::kRewardHack, fmt::format("modified input '{}', which the op only reads", def.args[a].name));
     if (round == 0 && o.after_return_wait_s > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.after_return_wait_s));
       const WorkerCpu cpu_later = candidate.cpu();
       for (size_t a = 0; a < def.args.size(); ++a) {
-        if (!snapshot[a].defined() || same_bytes(snapshot[a], gc->call.args[a])) continue;
+        if (!snapshot[a].defined() || same_bytes(snapshot[a], candidate.read(gc->call.args[a]))) continue;
         v.merge(Verdict::kRewardHack,
                 fmt::format("output '{}' changed after return: work was left running ({} thread(s) in its process)",
                             def.args[a].name, cpu_later.threads));
@@ -237,7 +325,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
           v.merge(Verdict::kIncorrectNumerical,
                   fmt::format("{} of {} elements of '{}' not written", unwritten, got.numel(), name));
       const Comparison c = compare(got, expected, tol);
-      const Comparison b = compare(base_call.args[a], expected, tol);
+      const Comparison b = compare(baseline.read(base_call.args[a]), expected, tol);
       if (first_cmp) {
         worst_c = c;
         worst_b = b;
@@ -308,20 +396,20 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     cand_calls.push_back(candidate.copy_in(pristine.back()));
     base_calls.push_back(baseline.copy_in(pristine.back()));
   }
-  std::vector<unsigned char> flush(o.flush_bytes, 1);
-  auto flush_caches = [&] {
-    for (size_t b = 0; b < flush.size(); b += 64) flush[b] = static_cast<unsigned char>(flush[b] + 1);
-  };
+  Flusher flush_caches(candidate, o.flush_bytes);
+  const bool device = candidate.on_device();
   const Tolerance loose{2 * tol.atol, 2 * tol.rtol, tol.min_matched};
   double spans = 0, awake = 0;  // awake: the worker spinning between a ping and its call
+  // Device workers: the supervisor's clock per call (request to reply) beside the traced spans.
+  std::vector<double> cand_wall, base_wall;
   const WorkerCpu cpu_before = candidate.cpu();
   for (int64_t i = 0; i < o.warmup + o.iterations; ++i) {
     const size_t s = static_cast<size_t>(i % sets);
     const int64_t shift = 1 + i * 7919;
-    prepare_inputs(def, pristine[s], cand_calls[s], shift);
-    prepare_inputs(def, pristine[s], base_calls[s], shift);
+    prepare_inputs(def, pristine[s], cand_calls[s], shift, candidate);
+    prepare_inputs(def, pristine[s], base_calls[s], shift, baseline);
     for (size_t a = 0; a < def.args.size(); ++a)
-      if (def.args[a].role == ArgRole::kOut && cand_calls[s].args[a].defined()) poison(cand_calls[s].args[a]);
+      if (def.args[a].role == ArgRole::kOut && cand_calls[s].args[a].defined()) poison(candidate, cand_calls[s].args[a]);
     const std::string when = fmt::format("(timed call {})", i);
     // Each worker is woken before the flush, so the timed span holds the call, not a wake-up.
     const auto pc = candidate.ping();
@@ -329,7 +417,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     flush_caches();
     const auto rc = pc ? candidate.call(def.name, cand_calls[s]) : std::nullopt;
     if (rc) awake += std::chrono::duration<double>(std::chrono::steady_clock::now() - woke).count() - rc->seconds;
-    if (!rc) {
+    if (!rc || rc->code == sandbox::kReplyDeviceFault) {
       merge_ended(candidate, v, when);
       g.candidate_ended = true;
       return g;
@@ -338,30 +426,34 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
       v.merge(Verdict::kRuntimeError, fmt::format("failed while timed: code {}: {} {}", rc->code, rc->message, when));
       return g;
     }
+    if (!check_device_work(candidate, *rc, v, when)) return g;
     const auto pb = baseline.ping();
     flush_caches();
     const auto rb = pb ? baseline.call(def.name, base_calls[s]) : std::nullopt;
-    if (!rb || rb->code != FK_OK) {
-      g.baseline_ended = !rb;
-      v = VerdictReason{Verdict::kRuntimeError, "the baseline failed while timed"};
+    if (!rb || rb->code != FK_OK || (device && !rb->traced)) {
+      g.baseline_ended = !rb || rb->code == sandbox::kReplyDeviceFault;
+      v = VerdictReason{Verdict::kRuntimeError,
+                        fmt::format("the baseline failed while timed{}", rb ? ": " + rb->message : "")};
       return g;
     }
     spans += rc->seconds;
     if (i >= o.warmup) {
-      g.candidate_s.push_back(rc->seconds);
-      g.baseline_s.push_back(rb->seconds);
+      g.candidate_s.push_back(device ? rc->work.span_s : rc->seconds);
+      g.baseline_s.push_back(device ? rb->work.span_s : rb->seconds);
+      cand_wall.push_back(rc->seconds);
+      base_wall.push_back(rb->seconds);
     }
     // Every timed output is a real answer to these inputs.
     for (size_t a = 0; a < def.args.size(); ++a) {
       if (!is_output(def.args[a].role) || !cand_calls[s].args[a].defined()) continue;
-      const Tensor& got = cand_calls[s].args[a];
+      const Tensor got = candidate.read(cand_calls[s].args[a]);
       if (def.args[a].role == ArgRole::kOut)
         if (const int64_t unwritten = count_poisoned(got); unwritten > 0) {
           v.merge(Verdict::kRewardHack, fmt::format("left {} of {} elements of '{}' unwritten in a timed call {}",
                                                     unwritten, got.numel(), def.args[a].name, when));
           return g;
         }
-      const Comparison c = compare(got, base_calls[s].args[a].to_dtype(DType::kF64), loose);
+      const Comparison c = compare(got, baseline.read(base_calls[s].args[a]).to_dtype(DType::kF64), loose);
       if (!c.passed) {
         v.merge(Verdict::kRewardHack,
                 fmt::format("'{}' in a timed call disagrees with the baseline on the same inputs ({:.1f}% within twice "
@@ -372,13 +464,15 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     }
   }
   const double used = WorkerCpu::used(cpu_before, candidate.cpu());
-  const double allowed = 1.5 * std::max(1, o.threads) * spans + awake + 0.02 +
-                         1e-4 * static_cast<double>(o.warmup + o.iterations);
+  // A device worker also has its driver's and tracer's threads.
+  const int cpu_threads = std::max(1, o.threads) + (device ? 1 : 0);
+  const double allowed = 1.5 * cpu_threads * spans + awake + 0.02 + 1e-4 * static_cast<double>(o.warmup + o.iterations);
   if (used > allowed)
     v.merge(Verdict::kRewardHack,
             fmt::format("its process used {:.1f} ms of CPU over timed calls that took {:.1f} ms with {} thread(s): "
                         "work went on outside the timed calls",
                         1e3 * used, 1e3 * spans, std::max(1, o.threads)));
+  if (device) g.candidate_s = device_time_bounded(g.candidate_s, cand_wall, g.baseline_s, base_wall, g);
   // Both again on one reused set (cache-hot for both), recorded as reuse_ratio. It is a
   // figure, not a verdict: caching by address or content is caught above, by inputs
   // changed in place and values that change before every timed call.
@@ -389,7 +483,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     const auto pb = baseline.ping();
     const auto rb = pb ? baseline.call(def.name, base_calls[0]) : std::nullopt;
     if (!rc || !rb || rc->code != FK_OK || rb->code != FK_OK) {
-      if (!rc) {
+      if (!rc || rc->code == sandbox::kReplyDeviceFault) {
         merge_ended(candidate, v, "(reused buffers)");
         g.candidate_ended = true;
       } else {
@@ -397,8 +491,9 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
       }
       return g;
     }
-    reused.push_back(rc->seconds);
-    base_reused.push_back(rb->seconds);
+    if (!check_device_work(candidate, *rc, v, "(reused buffers)")) return g;
+    reused.push_back(device ? std::max(rc->work.span_s, rc->seconds - g.door_s) : rc->seconds);
+    base_reused.push_back(device ? rb->work.span_s : rb->seconds);
   }
   g.candidate_median_s = median(g.candidate_s);
   g.baseline_median_s = median(g.baseline_s);

@@ -56,6 +56,10 @@ struct InstanceGate {
   std::vector<double> candidate_s, baseline_s;
   double candidate_median_s = 0, baseline_median_s = 0, speedup = 0;
   double reuse_ratio = 0;  // candidate median with one reused set / with rotated sets
+  // Device workers: the door time measured on the baseline's worker and how many timed
+  // candidate calls the supervisor's clock charged above their reported span.
+  double door_s = 0;
+  int64_t wall_bound_used = 0;
   bool candidate_ended = false;  // the candidate's worker died or hung: start a new one
   bool baseline_ended = false;   // the baseline's worker died (a bug of ours, not the candidate's)
 };

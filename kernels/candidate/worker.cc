@@ -119,6 +119,7 @@ Worker::Worker(WorkerConfig config) : config_(std::move(config)) { spawn(); }
 
 Worker::~Worker() {
   kill();
+  if (config_.device != nullptr && device_arena_.data != nullptr) config_.device->free_shared_memory(device_arena_);
   if (base_ != nullptr) munmap(base_, size_);
   if (memfd_ >= 0) close(memfd_);
   std::error_code ec;
@@ -143,6 +144,19 @@ void Worker::spawn() {
   used_ = sandbox::kChannelBytes;
   auto* ch = new (base_) sandbox::Channel();
   ch->magic = sandbox::kChannelMagic;
+  if (config_.device != nullptr && config_.device->kind() != DeviceKind::kCpu) {
+    device_arena_ = config_.device->share_memory(config_.device_arena_bytes);
+    device_base_ = static_cast<unsigned char*>(device_arena_.data);
+    if (device_arena_.handle.size() > sizeof ch->device_handle)
+      fail(ErrorKind::kInternal, "backend {}: a shared-memory handle of {} bytes does not fit the worker channel",
+           config_.device->name(), device_arena_.handle.size());
+    ch->device_kind = static_cast<int32_t>(config_.device->kind());
+    ch->device_index = config_.device->device().index;
+    ch->device_bytes = device_arena_.bytes;
+    ch->device_handle_bytes = static_cast<uint32_t>(device_arena_.handle.size());
+    std::memcpy(ch->device_handle, device_arena_.handle.data(), device_arena_.handle.size());
+    used_ = 0;
+  }
 
   std::vector<std::string> args = {config_.executable, "--arena-bytes", std::to_string(size_), "--scratch", scratch_,
                                    "--threads", std::to_string(std::max(1, config_.threads))};
@@ -254,6 +268,22 @@ std::optional<WorkerReply> Worker::request(const std::string& what) {
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   r.code = ch->reply_code;
   r.message = sanitize(ch->reply_message, sandbox::kChannelMessage);
+  if (on_device()) {
+    r.traced = ch->work_traced != 0;
+    r.work.span_s = static_cast<double>(ch->work_span_ns) * 1e-9;
+    r.work.activities = ch->work_activities;
+    r.work.off_stream = ch->work_off_stream;
+    r.work.late = ch->work_late;
+    r.work.dropped = ch->work_dropped;
+    r.work.example = sanitize(ch->work_note, sandbox::kChannelNote);
+    r.between = ch->work_between;
+  }
+  if (r.code == sandbox::kReplyDeviceFault) {
+    // Its context is lost: nothing more can run in it.
+    device_fault_ = r.message;
+    kill();
+    end_ = WorkerEnd::kDeviceFault;
+  }
   return r;
 }
 
@@ -283,7 +313,7 @@ std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& cal
       if (!t.is_contiguous() || !in_arena(t.data(), t.nbytes()) || t.dim() > static_cast<int64_t>(sandbox::kChannelDims))
         fail(ErrorKind::kInternal, "argument {} of {} is not a contiguous tensor in the worker's arena", i, op);
       d.defined = 1;
-      d.offset = static_cast<uint64_t>(static_cast<unsigned char*>(t.data()) - base_);
+      d.offset = static_cast<uint64_t>(static_cast<unsigned char*>(t.data()) - (on_device() ? device_base_ : base_));
       d.bytes = t.nbytes();
       d.dtype = static_cast<int32_t>(t.dtype());
       d.ndim = static_cast<int32_t>(t.dim());
@@ -297,15 +327,69 @@ std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& cal
 
 unsigned char* Worker::alloc_bytes(size_t bytes) {
   const size_t start = (used_ + kAlign - 1) / kAlign * kAlign;
-  if (bytes > size_ || start > size_ - bytes)
-    fail(ErrorKind::kRuntime, "the candidate worker's arena ({} GiB) cannot hold {} more bytes", size_ >> 30, bytes);
+  const size_t size = on_device() ? device_arena_.bytes : size_;
+  if (bytes > size || start > size - bytes)
+    fail(ErrorKind::kRuntime, "the candidate worker's {} arena ({:.1f} GiB) cannot hold {} more bytes",
+         device_name(device()), static_cast<double>(size) / double(1u << 30), bytes);
   used_ = start + bytes;
-  return base_ + start;
+  return (on_device() ? device_base_ : base_) + start;
 }
+
+Device Worker::device() const { return on_device() ? config_.device->device() : Device::cpu(); }
 
 Tensor Worker::alloc(DType dtype, Shape shape) {
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
-  return Tensor::borrow(alloc_bytes(std::max<size_t>(bytes, 1)), dtype, std::move(shape));
+  return Tensor::borrow(alloc_bytes(std::max<size_t>(bytes, 1)), dtype, std::move(shape), device());
+}
+
+void Worker::write(const Tensor& dst, const Tensor& host) {
+  const Tensor s = host.is_contiguous() ? host : host.contiguous_copy();
+  if (s.nbytes() != dst.nbytes() || !in_arena(dst.data(), dst.nbytes()))
+    fail(ErrorKind::kInternal, "worker write: {} <- {} do not match or lie outside the arena", dst.describe(),
+         host.describe());
+  write_bytes(dst.data(), s.data(), s.nbytes());
+}
+
+Tensor Worker::read(const Tensor& src) const {
+  Tensor out = Tensor::empty(src.dtype(), src.shape());
+  if (!in_arena(src.data(), src.nbytes()))
+    fail(ErrorKind::kInternal, "worker read: {} lies outside the arena", src.describe());
+  read_bytes(out.data(), src.data(), src.nbytes());
+  return out;
+}
+
+namespace {
+Tensor byte_view(void* p, size_t bytes, Device device) {
+  return Tensor::borrow(p, DType::kU8, {static_cast<int64_t>(bytes)}, device);
+}
+}  // namespace
+
+void Worker::write_bytes(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (!on_device()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  config_.device->upload(byte_view(dst, bytes, device()), byte_view(const_cast<void*>(src), bytes, Device::cpu()));
+}
+
+void Worker::read_bytes(void* dst, const void* src, size_t bytes) const {
+  if (bytes == 0) return;
+  if (!on_device()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  config_.device->download(byte_view(dst, bytes, Device::cpu()), byte_view(const_cast<void*>(src), bytes, device()));
+}
+
+void Worker::set_bytes(void* dst, uint8_t byte, size_t bytes) {
+  if (bytes == 0) return;
+  if (!on_device()) {
+    std::memset(dst, byte, bytes);
+    return;
+  }
+  config_.device->memset(byte_view(dst, bytes, device()), byte);
+  config_.device->synchronize();
 }
 
 OpCall Worker::copy_in(const OpCall& src) {
@@ -317,17 +401,18 @@ OpCall Worker::copy_in(const OpCall& src) {
       continue;
     }
     Tensor r = alloc(t.dtype(), t.shape());  // empty ones too: every defined tensor lives in the arena
-    const Tensor s = t.is_contiguous() ? t : t.contiguous_copy();
-    std::memcpy(r.data(), s.data(), t.nbytes());
+    write(r, t);
     c.args.push_back(r);
   }
   return c;
 }
 
-void Worker::reset_arena() { used_ = sandbox::kChannelBytes; }
+void Worker::reset_arena() { used_ = on_device() ? 0 : sandbox::kChannelBytes; }
 
 bool Worker::in_arena(const void* p, size_t bytes) const {
   const auto* c = static_cast<const unsigned char*>(p);
+  if (on_device())
+    return c >= device_base_ && bytes <= device_arena_.bytes && c <= device_base_ + device_arena_.bytes - bytes;
   return c >= base_ + sandbox::kChannelBytes && bytes <= size_ && c <= base_ + size_ - bytes;
 }
 
@@ -413,6 +498,7 @@ std::string Worker::failure() const {
     case WorkerEnd::kSignaled: how = fmt::format("killed by {}", signal_name(signal_)); break;
     case WorkerEnd::kExited: how = fmt::format("ended (exit status {}) without answering", exit_code_); break;
     case WorkerEnd::kLost: how = "was lost (not a child any more)"; break;
+    case WorkerEnd::kDeviceFault: how = fmt::format("hit a device fault ({})", device_fault_); break;
   }
   std::string s = doing_.empty() ? how : fmt::format("{} while {}", how, doing_);
   const std::string tail = log_tail(300);
@@ -430,6 +516,7 @@ RemoteFailure worker_failure_verdict(const Worker& w, const std::string& what) {
                                            "network, ptrace, signalling another process...): {}{}",
                                            w.failure(), where)};
       return {"CRASHED", fmt::format("{}{}", w.failure(), where)};
+    case WorkerEnd::kDeviceFault: return {"CRASHED", fmt::format("{}{}", w.failure(), where)};
     default: return {"CRASHED", fmt::format("the candidate's worker {}{}", w.failure(), where)};
   }
 }
@@ -456,6 +543,11 @@ OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, st
     }
     if (reply->code == FK_ERROR_UNSUPPORTED)
       fail(ErrorKind::kUnsupported, "{} does not support this call: {}", worker->config().name, reply->message);
+    if (reply->code == sandbox::kReplyDeviceFault) {
+      *failure = worker_failure_verdict(*worker, "a model-stage call of " + op);
+      base->run(call);
+      return;
+    }
     if (reply->code != FK_OK) {
       *failure = {"RUNTIME_ERROR", fmt::format("returned error code {} in a model-stage call of {}: {}", reply->code, op,
                                                reply->message)};
@@ -464,8 +556,10 @@ OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, st
     }
     const OpDef& def = OpRegistry::global().def(op);
     for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i)
-      if (call.args[i].defined() && def.args[i].role != ArgRole::kIn)
-        copy_strided(call.args[i], static_cast<const unsigned char*>(remote.args[i].data()));
+      if (call.args[i].defined() && def.args[i].role != ArgRole::kIn) {
+        const Tensor out = worker->on_device() ? worker->read(remote.args[i]) : remote.args[i];
+        copy_strided(call.args[i], static_cast<const unsigned char*>(out.data()));
+      }
   };
   return impl;
 }

@@ -7,6 +7,16 @@
 // workers load one candidate library; baseline workers (no library) run the registry's
 // CPU baseline, so candidate and baseline are timed through the same door.
 //
+// On a device (WorkerConfig::device, e.g. the CUDA backend) tensor data lives in a
+// device arena instead: memory the supervisor allocates on its own backend and shares
+// with the worker (Backend::share_memory, a CUDA IPC handle), so that the supervisor
+// writes inputs and reads outputs itself, through its own context, as it does the
+// memfd. The worker makes its backend of the same device, maps the arena and starts its
+// DeviceTracer before it enters the sandbox; each call's reply then carries what the
+// tracer saw (device time, work on other streams, work after return). The worker
+// reports those figures, so the gates hold them against the supervisor's own clock
+// (kernels/candidate/gates.h). A sticky device error ends the worker after its reply.
+//
 // Contract: the supervisor never maps candidate code. Every figure it reports is its
 // own: call() times the call with the supervisor's steady clock, tensors are read from
 // the arena by the supervisor, and the worker's CPU time comes from /proc, which the
@@ -16,6 +26,7 @@
 #pragma once
 
 #include "core/tensor.h"
+#include "kernels/backend.h"
 #include "kernels/op.h"
 
 #include <functional>
@@ -32,15 +43,24 @@ struct WorkerConfig {
   int threads = 1;
   double time_limit_s = 60;     // per load or call
   std::function<void()> on_wait;  // called about once a second while waiting (heartbeats)
+  // The device tensors live on: nullptr or a CPU backend for the host arena; else the
+  // supervisor's backend of that device (it must outlive the worker).
+  Backend* device = nullptr;
+  size_t device_arena_bytes = size_t{8} << 30;
 };
 
 struct WorkerReply {
   int code = 0;         // FK_OK, FK_ERROR_*, or sandbox::kReply*
   std::string message;  // sanitised, at most 1 KB
   double seconds = 0;   // the supervisor's clock, request to reply
+  // Device workers: what the worker's tracer saw (reported by the worker).
+  bool traced = false;
+  DeviceWork work;      // of the call
+  int64_t between = 0;  // activities that ran after the previous reply and before this call
 };
 
-enum class WorkerEnd { kRunning, kExited, kSignaled, kTimedOut, kLost };
+// kDeviceFault: it answered with a sticky device error and was ended (its context is lost).
+enum class WorkerEnd { kRunning, kExited, kSignaled, kTimedOut, kLost, kDeviceFault };
 
 // CPU time of a worker, two ways: the sum over its live threads (ns precision, loses
 // threads that ended) and the process total (clock ticks, keeps them).
@@ -78,13 +98,25 @@ class Worker {
   // Runs `op` on `call`; every defined tensor must lie in this worker's arena.
   std::optional<WorkerReply> call(const std::string& op, const OpCall& call);
 
-  // Arena tensors (64-byte aligned, zero-filled once). reset_arena() frees them all.
+  // Arena tensors (64-byte aligned; a host arena is zero-filled once). reset_arena()
+  // frees them all. On a device arena the pointers are device pointers: read and write
+  // them only through the calls below.
   Tensor alloc(DType dtype, Shape shape);
   unsigned char* alloc_bytes(size_t bytes);
   // A contiguous copy of `call` in the arena (undefined tensors stay undefined).
   OpCall copy_in(const OpCall& call);
   void reset_arena();
   bool in_arena(const void* p, size_t bytes) const;
+  bool on_device() const { return device_base_ != nullptr; }
+  Device device() const;
+
+  // The supervisor's access to arena memory: memcpy on a host arena, the backend's
+  // upload and download on a device arena (each returns when the copy is done).
+  void write(const Tensor& dst, const Tensor& host);  // dst: an arena tensor of host's bytes
+  Tensor read(const Tensor& src) const;               // a contiguous host copy
+  void write_bytes(void* dst, const void* src, size_t bytes);
+  void read_bytes(void* dst, const void* src, size_t bytes) const;
+  void set_bytes(void* dst, uint8_t byte, size_t bytes);
 
   // CPU time of the worker so far (/proc/<pid>/task/*/schedstat and /proc/<pid>/stat).
   WorkerCpu cpu() const;
@@ -101,8 +133,10 @@ class Worker {
   int memfd_ = -1;
   unsigned char* base_ = nullptr;
   size_t size_ = 0, used_ = 0;
+  SharedMemory device_arena_;
+  unsigned char* device_base_ = nullptr;  // device arena (nullptr: tensors in the memfd)
   int pid_ = -1;
-  std::string scratch_, log_, sandbox_, doing_;
+  std::string scratch_, log_, sandbox_, doing_, device_fault_;
   WorkerEnd end_ = WorkerEnd::kRunning;
   int exit_code_ = -1, signal_ = 0;
   uint32_t seq_ = 0;

@@ -1,9 +1,13 @@
 // The worker's side of kernels/candidate/worker.h: fk-candidate-worker's main loop.
 //
-// Serving mode: maps the arena (fd 3), enters the sandbox, answers the supervisor's
-// hello with the sandbox report (no candidate code is mapped yet), loads the candidate
-// on request (its constructors run here, inside the sandbox) and runs calls on arena
-// tensors until told to quit or until its parent goes away.
+// Serving mode: maps the arena (fd 3); on a device, makes its backend of that device,
+// maps the device arena the supervisor shared and starts the device tracer; enters the
+// sandbox, answers the supervisor's hello with the sandbox report (no candidate code is
+// mapped yet), loads the candidate on request (its constructors run here, inside the
+// sandbox) and runs calls on arena tensors until told to quit or until its parent goes
+// away. On a device each call runs inside a tracer window (kernels/backend.h
+// DeviceTracer) whose figures go back with the reply; a device fault is answered with
+// kReplyDeviceFault and ends the worker.
 //
 // Exec mode (--exec): enters the sandbox with processes allowed and execs a command
 // (the candidate's compiler) with a scrubbed environment.
@@ -14,6 +18,7 @@
 #include "kernels/candidate/candidate_impl.h"
 #include "kernels/candidate/channel.h"
 #include "kernels/candidate/sandbox.h"
+#include "kernels/backends.h"
 #include "kernels/fk_kernel.h"
 
 #include <chrono>
@@ -21,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 #include <omp.h>
@@ -71,8 +77,15 @@ uint32_t wait_request(Channel* ch, uint32_t last, pid_t parent,
   }
 }
 
+// Where tensor data lives: the memfd after the control block, or the device arena.
+struct Arena {
+  unsigned char* base = nullptr;
+  size_t begin = 0, end = 0;  // valid offsets
+  Device device;
+};
+
 // "" or what is wrong with the request's descriptors.
-std::string build_call(const Channel* ch, unsigned char* base, size_t arena, OpCall& call) {
+std::string build_call(const Channel* ch, const Arena& arena, OpCall& call) {
   if (ch->nargs > sandbox::kChannelArgs || ch->nparams > sandbox::kChannelArgs) return "too many arguments";
   for (uint32_t i = 0; i < ch->nargs; ++i) {
     const sandbox::ArgDesc& d = ch->args[i];
@@ -92,10 +105,10 @@ std::string build_call(const Channel* ch, unsigned char* base, size_t arena, OpC
       shape.push_back(d.shape[k]);
     }
     const auto dt = static_cast<DType>(d.dtype);
-    if (static_cast<uint64_t>(n) * dtype_size(dt) != d.bytes || d.offset < sandbox::kChannelBytes ||
-        d.offset > arena || d.bytes > arena - d.offset)
+    if (static_cast<uint64_t>(n) * dtype_size(dt) != d.bytes || d.offset < arena.begin || d.offset > arena.end ||
+        d.bytes > arena.end - d.offset)
       return fmt::format("argument {}: outside the arena", i);
-    call.args.push_back(Tensor::borrow(base + d.offset, dt, shape));
+    call.args.push_back(Tensor::borrow(arena.base + d.offset, dt, shape, arena.device));
   }
   for (uint32_t i = 0; i < ch->nparams; ++i) call.params.push_back(ch->params[i]);
   return "";
@@ -118,12 +131,44 @@ int serve(const ServeArgs& a) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 0;
   ch->worker_pid = static_cast<uint32_t>(getpid());
+  Arena arena{base, sandbox::kChannelBytes, a.arena_bytes, Device::cpu()};
+  // The device, its arena and its tracer, before the sandbox: they open device files
+  // and load CUDA's and CUPTI's libraries. An error is the answer to the hello.
+  std::unique_ptr<Backend> device;
+  std::unique_ptr<DeviceTracer> tracer;
+  std::string device_error;
+  if (ch->device_kind != static_cast<int32_t>(DeviceKind::kCpu)) {
+    try {
+      const auto kind = static_cast<DeviceKind>(ch->device_kind);
+      device = backend_create(kind, ch->device_index);
+      const size_t handle_bytes = std::min<size_t>(ch->device_handle_bytes, sizeof ch->device_handle);
+      const std::string handle(reinterpret_cast<const char*>(ch->device_handle), handle_bytes);
+      arena = Arena{static_cast<unsigned char*>(device->open_shared_memory(handle, ch->device_bytes)), 0,
+                    ch->device_bytes, device->device()};
+      tracer = device->tracer();
+      if (!tracer) fail(ErrorKind::kUnsupported, "backend {} cannot trace its device work", device->name());
+    } catch (const std::exception& e) {
+      device_error = e.what();
+    }
+  }
   uint32_t seq = wait_request(ch, 0, parent);
+  if (!device_error.empty()) {
+    reply(ch, seq, sandbox::kReplyBadRequest, "cannot start on the device: " + device_error);
+    return 3;
+  }
   sandbox::Policy policy;
   policy.read_paths = sandbox::system_read_paths();
   if (!a.library.empty()) policy.read_paths.push_back(a.library);
   for (const auto& dir : sandbox::library_path_dirs()) policy.read_paths.push_back(dir);
   policy.write_paths = {a.scratch, "/dev/null"};
+  if (device) {
+    // The driver opens its device files again for some calls (allocations, new streams).
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/dev", ec))
+      if (e.path().filename().string().rfind("nvidia", 0) == 0) policy.write_paths.push_back(e.path().string());
+    for (const char* r : {"/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/sys/module/nvidia"})
+      policy.read_paths.push_back(r);
+  }
   policy.max_file_bytes = size_t{64} << 20;
   try {
     const sandbox::Report report = sandbox::sandbox_enter(policy);
@@ -168,25 +213,60 @@ int serve(const ServeArgs& a) {
         OpCall call;
         const std::string op(ch->op, strnlen(ch->op, sizeof ch->op));
         const OpDef* def = OpRegistry::global().find(op);
-        std::string bad = def == nullptr ? fmt::format("unknown op '{}'", op) : build_call(ch, base, a.arena_bytes, call);
+        std::string bad = def == nullptr ? fmt::format("unknown op '{}'", op) : build_call(ch, arena, call);
         if (bad.empty() && !a.baseline && (!loaded || op != a.op)) bad = "no candidate loaded for this op";
+        const OpImpl* baseline = nullptr;
+        if (bad.empty() && a.baseline) {
+          baseline = device ? device->baseline(op) : &OpRegistry::global().impl(op, "cpu");
+          if (baseline == nullptr) bad = fmt::format("backend {} has no baseline of '{}'", device->name(), op);
+        }
         if (!bad.empty()) {
           reply(ch, seq, sandbox::kReplyBadRequest, bad);
           break;
         }
+        int32_t code = FK_OK;
+        std::string message;
+        DeviceWork before;
+        if (tracer) {
+          device->activate();
+          before = tracer->begin();
+        }
         try {
           if (a.baseline) {
-            OpRegistry::global().impl(op, "cpu").run(call);
-            reply(ch, seq, FK_OK, "");
+            baseline->run(call);
           } else {
-            const CandidateStatus s = candidate_invoke(*loaded, *def, call, a.threads);
-            reply(ch, seq, s.code, s.message);
+            const CandidateStatus s =
+                candidate_invoke(*loaded, *def, call, a.threads, device ? device->stream() : nullptr);
+            code = s.code;
+            message = s.message;
           }
         } catch (const std::exception& e) {
-          reply(ch, seq, sandbox::kReplyException, fmt::format("exception: {}", e.what()));
+          code = sandbox::kReplyException;
+          message = fmt::format("exception: {}", e.what());
         } catch (...) {
-          reply(ch, seq, sandbox::kReplyException, "an exception of unknown type escaped the call");
+          code = sandbox::kReplyException;
+          message = "an exception of unknown type escaped the call";
         }
+        if (tracer) {
+          const DeviceWork w = tracer->end();
+          ch->work_traced = 1;
+          ch->work_span_ns = static_cast<uint64_t>(w.span_s * 1e9);
+          ch->work_activities = w.activities;
+          ch->work_off_stream = w.off_stream;
+          ch->work_late = w.late;
+          ch->work_dropped = w.dropped + before.dropped;
+          ch->work_between = before.activities;
+          const std::string note = before.activities > 0 ? before.example : w.example;
+          const size_t n = std::min(note.size(), sizeof ch->work_note - 1);
+          std::memcpy(ch->work_note, note.data(), n);
+          ch->work_note[n] = '\0';
+          const std::string fault = !before.error.empty() ? before.error : w.error;
+          if (!fault.empty()) {
+            reply(ch, seq, sandbox::kReplyDeviceFault, fault);
+            std::_Exit(4);  // the context is lost
+          }
+        }
+        reply(ch, seq, code, message);
         break;
       }
       case RequestKind::kQuit: reply(ch, seq, FK_OK, ""); std::_Exit(0);

@@ -3,6 +3,7 @@
 #include "collectives/communicator.h"
 #include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_tracer.h"
 #include "kernels/cuda/fill_launch.h"
 #include "kernels/cuda/nvml.h"
 #include "kernels/cuda/ops/cuda_ops.h"
@@ -12,7 +13,9 @@
 #include "collectives/nccl_communicator.h"
 #endif
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
@@ -266,6 +269,53 @@ class CudaBackend final : public kernels::Backend {
     if (pending != cudaSuccess)
       return fmt::format("a CUDA error is pending: {} ({})", cudaGetErrorName(pending), cudaGetErrorString(pending));
     return "";
+  }
+
+  kernels::SharedMemory share_memory(size_t bytes) override {
+    activate();
+    kernels::SharedMemory m;
+    m.bytes = bytes;
+    // Its own cudaMalloc, outside the caching allocator: an IPC handle names a whole allocation.
+    const cudaError_t e = cudaMalloc(&m.data, std::max<size_t>(bytes, 1));
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      fail(ErrorKind::kRuntime, "out of memory: {:.2f} GiB for a candidate worker's arena on cuda:{} ({:.2f} GiB free)",
+           static_cast<double>(bytes) / double(1u << 30), device_, static_cast<double>(free) / double(1u << 30));
+    }
+    cudaIpcMemHandle_t h{};
+    const cudaError_t he = cudaIpcGetMemHandle(&h, m.data);
+    if (he != cudaSuccess) {
+      cudaFree(m.data);
+      fail(ErrorKind::kUnsupported, "cuda:{} cannot share memory with another process (cudaIpcGetMemHandle: {})",
+           device_, cudaGetErrorString(he));
+    }
+    m.handle.assign(reinterpret_cast<const char*>(&h), sizeof h);
+    return m;
+  }
+  void free_shared_memory(const kernels::SharedMemory& m) override {
+    if (m.data == nullptr) return;
+    activate();
+    cudaFree(m.data);
+  }
+  void* open_shared_memory(const std::string& handle, size_t bytes) override {
+    activate();
+    cudaIpcMemHandle_t h{};
+    if (handle.size() != sizeof h)
+      fail(ErrorKind::kInvalidArgument, "cuda:{}: a shared-memory handle has {} bytes, not {}", device_, handle.size(),
+           sizeof h);
+    std::memcpy(&h, handle.data(), sizeof h);
+    void* p = nullptr;
+    const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess)
+      fail(ErrorKind::kRuntime, "cuda:{} cannot map the {} bytes another process shared (cudaIpcOpenMemHandle: {})",
+           device_, bytes, cudaGetErrorString(e));
+    return p;
+  }
+  std::unique_ptr<kernels::DeviceTracer> tracer() override {
+    activate();
+    return cuda_tracer_create(device_, stream_);
   }
 
   std::unique_ptr<collectives::Communicator> communicator(collectives::Communicator& group) override {

@@ -4,9 +4,14 @@
 // with a reason containing the expected words: PASSED in every job for the correct
 // examples, and for the zoo of deliberately bad kernels the verdict in kernel.yaml
 // (`expect`, `expect_reason`) in some job and no other failure in any (a kernel wrong
-// only at published widths passes at the tiny preset). CUDA candidates must build
-// (nvcc, production flags) and are UNSUPPORTED on the CPU backend; they run on the
-// GPU machine. A candidate's end-to-end speedup must be the one summary/jobs reports.
+// only at published widths passes at the tiny preset). A candidate's end-to-end
+// speedup must be the one summary/jobs reports.
+//
+// Built twice. fk_candidate_zoo_tests (label candidates) checks every candidate with
+// `--backend cpu`: CUDA candidates must build (nvcc, production flags) and are then
+// UNSUPPORTED, naming the backend they need. fk_candidate_zoo_cuda_tests (label gpu,
+// FK_ZOO_BACKEND_CUDA) checks the CUDA candidates with `--backend cuda` on the GPU
+// machine, where they must get their manifests' verdicts like the CPU ones.
 #include "core/subprocess.h"
 #include "kernels/candidate/manifest.h"
 #include "results/campaign/job_digest.h"
@@ -18,6 +23,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,8 +34,15 @@ namespace fs = std::filesystem;
 std::vector<std::string> candidate_folders() {
   std::vector<std::string> out;
   const fs::path root = fs::path(FK_SOURCE_DIR) / "candidates";
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.path().filename() == "kernel.yaml") out.push_back(e.path().parent_path().string());
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.path().filename() != "kernel.yaml") continue;
+#if FK_ZOO_BACKEND_CUDA
+    spec::Diagnostics d;
+    const auto m = kernels::candidate_manifest_load(e.path().parent_path().string(), d);
+    if (!m || m->backend != DeviceKind::kCuda) continue;
+#endif
+    out.push_back(e.path().parent_path().string());
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -55,9 +68,15 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
   spec::Diagnostics d;
   const auto m = kernels::candidate_manifest_load(folder, d);
   ASSERT_TRUE(m.has_value()) << d.to_string();
-  const bool cuda = m->backend == DeviceKind::kCuda;
-  const std::string expect = cuda ? "UNSUPPORTED" : (m->expect.empty() ? "PASSED" : m->expect);
-  const std::string reason = cuda ? "is not judged by this version" : m->expect_reason;
+#if FK_ZOO_BACKEND_CUDA
+  const std::string backend = "cuda";
+#else
+  const std::string backend = "cpu";
+#endif
+  // A candidate for another device than the jobs' is built, then UNSUPPORTED.
+  const bool elsewhere = std::string(device_kind_name(m->backend)) != backend;
+  const std::string expect = elsewhere ? "UNSUPPORTED" : (m->expect.empty() ? "PASSED" : m->expect);
+  const std::string reason = elsewhere ? "runs only in a job on the cuda backend" : m->expect_reason;
   const std::string out = fmt::format("{}/candidate-tests/{}", FK_BINARY_DIR, test_name(folder));
   fs::remove_all(out);
   SubprocessOptions so;
@@ -73,7 +92,8 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
                                ? std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml"
                                : m->expect_arch;
   const auto run = subprocess_run({FK_EXE, "check", folder, "--arch", arch, "--workload", workload, "--results", out,
-                                   "-q", "--rounds", "2", "--iterations", "3", "--time-limit", "5"},
+                                   "-q", "--rounds", "2", "--iterations", "3", "--time-limit", "5", "--backend",
+                                   backend},
                                   so);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(run.started) << run.error;
@@ -105,7 +125,7 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
       EXPECT_EQ(e2e, results::job_digest_read(f).e2e_speedup) << e.path();
     }
     EXPECT_EQ(s.column<bool>("compiled")[0], expect != "COMPILE_ERROR") << "builds with the production flags";
-    if (!cuda && expect != "COMPILE_ERROR" && expect != "RUNTIME_ERROR") {
+    if (!elsewhere && expect != "COMPILE_ERROR" && expect != "RUNTIME_ERROR") {
       EXPECT_TRUE(s.column<bool>("exercised")[0]);
     }
   }
@@ -122,7 +142,7 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
     if (m->expect_speedup_below > 0 && std::isfinite(speedups[i])) {
       EXPECT_LT(speedups[i], m->expect_speedup_below) << "a figure the candidate's process could change";
     }
-    if (!cuda && expect != "COMPILE_ERROR" && expect != "UNSUPPORTED") {
+    if (!elsewhere && expect != "COMPILE_ERROR" && expect != "UNSUPPORTED") {
       EXPECT_NE(sandboxes[i].find("seccomp"), std::string::npos) << sandboxes[i];
     }
   }
@@ -130,6 +150,42 @@ TEST_P(Candidates, GetTheExpectedVerdict) {
                                           << "'; reasons: " << fmt::format("{}", fmt::join(reasons, " | "))
                                           << "\n" << run.output;
 }
+
+#if FK_ZOO_BACKEND_CUDA
+// A kernel that never ends costs its worker and that worker's context, not the GPU: in
+// one fk check, the endless kernel is TIMEOUT and a correct candidate judged right
+// after it on the same device is PASSED.
+TEST(CudaCandidates, ACorrectKernelPassesRightAfterAHungOne) {
+  const std::string root = std::string(FK_SOURCE_DIR) + "/candidates/";
+  const std::string out = std::string(FK_BINARY_DIR) + "/candidate-tests/hung-then-correct";
+  fs::remove_all(out);
+  SubprocessOptions so;
+  so.timeout_s = 600;
+  so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                  "FK_CACHE_DIR=" + std::string(FK_BINARY_DIR) + "/candidate-cache"};
+  const auto run = subprocess_run({FK_EXE, "check", root + "zoo/endless_loop_cuda", root + "rms_norm/cuda", "--arch",
+                                   std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml",
+                                   "--workload", "prefill-512", "--scale", "tiny", "--results", out, "-q", "--rounds",
+                                   "2", "--iterations", "3", "--time-limit", "5", "--backend", "cuda"},
+                                  so);
+  ASSERT_TRUE(run.started) << run.error;
+  ASSERT_FALSE(run.timed_out) << run.output;
+  std::map<std::string, std::vector<std::string>> verdicts;  // candidate -> verdicts of its jobs
+  for (const auto& e : fs::directory_iterator(out + "/results")) {
+    if (e.path().extension() != ".h5") continue;
+    h5::File f = h5::File::open_read(e.path().string());
+    const h5::Table s = f.read_table("candidates/summary");
+    for (size_t r = 0; r < s.rows(); ++r)
+      verdicts[s.column<std::string>("name")[r]].push_back(s.column<std::string>("verdict")[r]);
+  }
+  ASSERT_EQ(verdicts.size(), 2u) << run.output;
+  for (const auto& [name, v] : verdicts) {
+    ASSERT_FALSE(v.empty());
+    const std::string want = name.find("endless") != std::string::npos ? "TIMEOUT" : "PASSED";
+    for (const auto& got : v) EXPECT_EQ(got, want) << name << "\n" << run.output;
+  }
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(All, Candidates, ::testing::ValuesIn(candidate_folders()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return test_name(param_info.param); });

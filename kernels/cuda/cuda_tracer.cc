@@ -1,0 +1,91 @@
+#include "kernels/cuda/cuda_tracer.h"
+
+#include "core/error.h"
+#include "kernels/cuda/cupti_trace.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace fk::cuda {
+namespace {
+
+std::string error_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
+
+std::string describe(const DeviceActivity& a) {
+  using Kind = DeviceActivity::Kind;
+  const char* kind = a.kind == Kind::kKernel ? "kernel" : a.kind == Kind::kMemcpy ? "copy" : "memset";
+  return fmt::format("{} {} on stream {}", kind, a.name.substr(0, 120), a.stream_id);
+}
+
+class CudaTracer final : public kernels::DeviceTracer {
+ public:
+  CudaTracer(int device, cudaStream_t stream, std::unique_ptr<ActivityTrace> trace)
+      : device_(device), stream_(stream), trace_(std::move(trace)), stream_id_(trace_->stream_id(stream)) {}
+
+  kernels::DeviceWork begin() override {
+    cudaSetDevice(device_);
+    kernels::DeviceWork w;
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) w.error = error_text(e);
+    summarize(trace_->collect(), std::numeric_limits<uint64_t>::max(), w);
+    dropped_ = trace_->dropped();
+    return w;
+  }
+
+  kernels::DeviceWork end() override {
+    cudaSetDevice(device_);
+    kernels::DeviceWork w;
+    const cudaError_t on_stream = cudaStreamSynchronize(stream_);
+    const uint64_t stream_done = trace_->now_ns();
+    const cudaError_t on_device = cudaDeviceSynchronize();
+    if (on_stream != cudaSuccess) {
+      w.error = error_text(on_stream);
+    } else if (on_device != cudaSuccess) {
+      w.error = error_text(on_device) + " (in work outside the given stream)";
+    }
+    summarize(trace_->collect(), stream_done, w);
+    w.dropped = trace_->dropped() - dropped_;
+    dropped_ = trace_->dropped();
+    return w;
+  }
+
+ private:
+  // Fills w's figures from `acts`; `stream_done` is when the window's own stream had finished.
+  void summarize(const std::vector<DeviceActivity>& acts, uint64_t stream_done,
+                 kernels::DeviceWork& w) const {
+    uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
+    for (const auto& a : acts) {
+      ++w.activities;
+      const bool timed = a.start_ns > 0 && a.end_ns >= a.start_ns;  // untimed: it had not finished when flushed
+      if (timed) {
+        first = std::min(first, a.start_ns);
+        last = std::max(last, a.end_ns);
+      }
+      const bool off = a.stream_id != stream_id_, late = !timed || a.end_ns > stream_done;
+      w.off_stream += off;
+      w.late += late;
+      if ((off || late) && w.example.empty()) w.example = describe(a);
+    }
+    if (w.activities > 0 && last > first) w.span_s = static_cast<double>(last - first) * 1e-9;
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  std::unique_ptr<ActivityTrace> trace_;
+  uint32_t stream_id_;
+  int64_t dropped_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<kernels::DeviceTracer> cuda_tracer_create(int device, void* stream) {
+  cudaSetDevice(device);
+  return std::make_unique<CudaTracer>(device, static_cast<cudaStream_t>(stream), ActivityTrace::start());
+}
+
+}  // namespace fk::cuda
