@@ -28,9 +28,21 @@ if [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
   exclude=(-LE gpu2)
   echo "gpu2 tests not run: this machine has 1 GPU ($(ctest --test-dir build-gpu -N -L gpu2 | tail -1))"
 fi
+# FK_GPU_TEST_REGEX narrows the gpu tests (ctest -R), e.g. '^cuda\.' for the CUDA zoo.
 if [ "${FK_GPU_TESTS:-1}" = 1 ]; then
-  ctest --test-dir build-gpu -L gpu "${exclude[@]}" --output-on-failure --timeout 300 > "$out/gpu-tests.log" 2>&1
-  echo "gpu tests: exit $?"; grep -E "tests passed|Failed|FAILED" "$out/gpu-tests.log" | head -20
+  ctest --test-dir build-gpu -L gpu "${exclude[@]}" ${FK_GPU_TEST_REGEX:+-R "$FK_GPU_TEST_REGEX"} -j "${FK_GPU_TEST_JOBS:-1}" --output-on-failure \
+    --timeout 300 > "$out/gpu-tests.log" 2>&1
+  echo "gpu tests: exit $?"; grep -E "tests passed|Failed|FAILED" "$out/gpu-tests.log" | head -30
+fi
+# The example CUDA candidates judged on the GPU at the published sizes of the default
+# architectures (llama-3.1-8b, qwen3-8b, gemma-2-9b: gates at every shape) and at the
+# tiny presets (the model stage too).
+if [ "${FK_GPU_CHECK:-1}" = 1 ]; then
+  t1=$(date +%s)
+  build-gpu/orchestrator/fk check candidates/*/cuda --backend cuda --results build-gpu/check-cuda \
+    --iterations "${FK_GPU_CHECK_ITERATIONS:-20}" > "$out/check-cuda.log" 2>&1
+  echo "fk check candidates/*/cuda: exit $? in $(( $(date +%s) - t1 )) s"
+  grep -v "^  " "$out/check-cuda.log" | tail -60
 fi
 # The smoke campaign with backend: cuda (tp1: one rank, one GPU): its kernel stage runs
 # the CUDA baselines; the job files record the device and where each stage ran.
