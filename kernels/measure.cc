@@ -28,7 +28,8 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
   using Clock = std::chrono::steady_clock;
   if (subjects.empty()) fail(ErrorKind::kInvalidArgument, "measure: no subjects");
   for (const Subject& s : subjects)
-    if (!s.run) fail(ErrorKind::kInvalidArgument, "measure: subject '{}' has nothing to run", s.name);
+    if (!s.run == !s.timed)
+      fail(ErrorKind::kInvalidArgument, "measure: subject '{}' needs exactly one of run and timed", s.name);
   const int64_t sets = std::max<int64_t>(plan.sets, 1);
   MeasureResult r;
   r.sets = sets;
@@ -41,12 +42,22 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
     r.subjects.push_back(Measurement{s.name, {}, {}, 0, {}});
   }
 
-  for (int64_t w = 0; w < o.warmup; ++w)
+  for (int64_t w = 0; w < o.warmup; ++w) {
+    const int64_t set = w % sets;
     for (const Subject& s : subjects) {
-      const int64_t set = w % sets;
       if (s.prepare) s.prepare(set);
-      s.run(set);
+      if (s.run) {
+        s.run(set);
+      } else {
+        backend.synchronize();
+        s.timed(set);
+      }
     }
+    if (o.after_round) {
+      backend.synchronize();
+      o.after_round(set);
+    }
+  }
   backend.synchronize();
 
   r.before = backend.state();
@@ -67,15 +78,24 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
       const Subject& s = subjects[j];
       if (s.prepare) s.prepare(set);
       if (plan.flush) backend.flush_cache();
-      timers[j]->start();
-      s.run(set);
-      timers[j]->stop();
-      r.subjects[j].seconds.push_back(timers[j]->seconds());
+      if (s.timed) {
+        backend.synchronize();  // the flush is done before the other process's call
+        r.subjects[j].seconds.push_back(s.timed(set));
+      } else {
+        timers[j]->start();
+        s.run(set);
+        timers[j]->stop();
+        r.subjects[j].seconds.push_back(timers[j]->seconds());
+      }
       r.subjects[j].throttled.push_back(throttled_now ? 1 : 0);
       if (r.audit.empty()) {
         if (std::string a = backend.audit(); !a.empty()) r.audit = s.name + ": " + a;
       }
       if (s.check) s.check(set);
+    }
+    if (o.after_round) {
+      backend.synchronize();
+      o.after_round(set);
     }
     if ((i + 1) % every == 0) {
       const DeviceState st = backend.state();

@@ -8,7 +8,7 @@
 //   flush          untimed: backend.flush_cache(), when the plan says the rotation
 //                  alone does not push a set out of the cache before its next use
 //   start mark, run(set), stop mark   the timed window (marks on the backend's stream)
-//   seconds        waits for the stop mark
+//   seconds        waits for the stop mark (a `timed` subject: what timed(set) returned)
 //   audit          backend.audit(): the device must still be as the judge set it
 //   check(set)     untimed: the caller's per-call checks (e.g. the outputs)
 // Subjects are interleaved round by round (A B, then B A, ...), so drift in clocks or
@@ -34,13 +34,22 @@ struct MeasureOptions {
   int64_t max_iterations = 0;  // with budget_s > 0: at most this many (0: 10 x iterations)
   double budget_s = 0;         // > 0: keep sampling while the loop has run less than this
   int64_t state_every = 8;     // device state read every this many rounds (and first and last)
+  // Optional: after every subject's call of a round (warm-up rounds too), e.g. to hold
+  // one subject's outputs against another's on the same inputs.
+  std::function<void(int64_t set)> after_round;
 };
 
+// A subject gives `run` (timed here, by the backend's timer) or `timed`: a call timed
+// elsewhere that returns its own seconds — a call into another process (the candidate
+// worker), timed there and bounded by the supervisor's clock (kernels/candidate/gates.h).
+// For a `timed` subject the flush is waited for before the call, since the call is not
+// ordered after it on the backend's stream.
 struct Subject {
   std::string name;
-  std::function<void(int64_t set)> prepare;  // optional
-  std::function<void(int64_t set)> run;      // required
-  std::function<void(int64_t set)> check;    // optional
+  std::function<void(int64_t set)> prepare;   // optional
+  std::function<void(int64_t set)> run;       // run or timed
+  std::function<double(int64_t set)> timed;
+  std::function<void(int64_t set)> check;     // optional
 };
 
 struct Measurement {

@@ -4,10 +4,13 @@
 #include "core/hash.h"
 #include "core/stats.h"
 #include "kernels/candidate/channel.h"
+#include "kernels/backends.h"
 #include "kernels/compare.h"
 #include "kernels/fk_kernel.h"
+#include "kernels/measure.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -197,53 +200,22 @@ void prepare_inputs(const OpDef& def, const OpCall& pristine, const OpCall& dst,
   }
 }
 
-// The supervisor's cache flush before a timed call: the device's L2 through the
-// supervisor's own backend (the device is shared by every context on it), else the
-// host's last-level cache.
-class Flusher {
- public:
-  Flusher(const Worker& w, size_t host_bytes) : device_(w.on_device() ? w.config().device : nullptr) {
-    if (!device_) host_.assign(host_bytes, 1);
-  }
-  void operator()() {
-    if (device_) {
-      device_->flush_cache();
-      device_->synchronize();
-      return;
-    }
-    for (size_t b = 0; b < host_.size(); b += 64) host_[b] = static_cast<unsigned char>(host_[b] + 1);
-  }
-
- private:
-  Backend* device_;
-  std::vector<unsigned char> host_;
-};
-
-// The candidate's device times, bounded below by the supervisor's clock: a device
-// worker reports its own span, which candidate code in its process could forge. Each
-// call's request-to-reply time on the supervisor's clock holds the span plus the door
-// (waking the worker, launching, waiting for the device, the trace); the door is
-// measured on the baseline's worker, which runs only our code: door = median(baseline
-// wall - baseline span). A candidate call is charged max(its span, its wall - door), so
-// a span reported too small is replaced by what the supervisor saw. Sets g.door_s and
-// g.wall_bound_used (how many calls the clock charged more than the span by over 10%).
-std::vector<double> device_time_bounded(const std::vector<double>& span, const std::vector<double>& wall,
-                                        const std::vector<double>& base_span, const std::vector<double>& base_wall,
-                                        InstanceGate& g) {
-  std::vector<double> door;
-  for (size_t i = 0; i < base_span.size() && i < base_wall.size(); ++i) door.push_back(base_wall[i] - base_span[i]);
-  g.door_s = door.empty() ? 0 : std::max(0.0, stats::median(door));
-  std::vector<double> out;
-  g.wall_bound_used = 0;
-  for (size_t i = 0; i < span.size() && i < wall.size(); ++i) {
-    const double by_clock = wall[i] - g.door_s;
-    if (by_clock > 1.1 * span[i] + 1e-6) ++g.wall_bound_used;
-    out.push_back(std::max(span[i], by_clock));
-  }
-  return out;
-}
 
 }  // namespace
+
+ChargedTimes device_time_bounded(const std::vector<double>& span, const std::vector<double>& wall,
+                                 const std::vector<double>& base_span, const std::vector<double>& base_wall) {
+  ChargedTimes t;
+  std::vector<double> door;
+  for (size_t i = 0; i < base_span.size() && i < base_wall.size(); ++i) door.push_back(base_wall[i] - base_span[i]);
+  t.door_s = door.empty() ? 0 : std::max(0.0, stats::median(door));
+  for (size_t i = 0; i < span.size() && i < wall.size(); ++i) {
+    const double by_clock = wall[i] - t.door_s;
+    if (by_clock > 1.1 * span[i] + 1e-6) ++t.clock_charged;
+    t.seconds.push_back(std::max(span[i], by_clock));
+  }
+  return t;
+}
 
 InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline, const OpShape& shape, DType dtype,
                            const GateOptions& o, const std::string& stream) {
@@ -385,7 +357,10 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   }
   if (!o.timing) return g;
 
-  // Interleaved timing on rotated sets whose values change before every call.
+  // Interleaved timing on rotated sets whose values change before every call, through
+  // the measurement driver (kernels/measure.h): each subject is a call into its worker,
+  // timed there (device workers: the traced span) or by the supervisor's clock (host
+  // workers: request to reply), with the supervisor's flush before every call.
   const int64_t sets = 4;
   candidate.reset_arena();
   baseline.reset_arena();
@@ -396,54 +371,76 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     cand_calls.push_back(candidate.copy_in(pristine.back()));
     base_calls.push_back(baseline.copy_in(pristine.back()));
   }
-  Flusher flush_caches(candidate, o.flush_bytes);
   const bool device = candidate.on_device();
+  std::unique_ptr<Backend> host_backend;  // host workers: the flush of a CPU backend of o.flush_bytes
+  Backend* backend = device ? candidate.config().device : nullptr;
+  if (backend == nullptr) {
+    BackendOptions bo;
+    bo.cpu_flush_bytes = o.flush_bytes;
+    host_backend = backend_create(DeviceKind::kCpu, 0, bo);
+    backend = host_backend.get();
+  }
   const Tolerance loose{2 * tol.atol, 2 * tol.rtol, tol.min_matched};
+  struct Stop {};  // a subject failed: the verdict is merged, the loop ends
   double spans = 0, awake = 0;  // awake: the worker spinning between a ping and its call
-  // Device workers: the supervisor's clock per call (request to reply) beside the traced spans.
-  std::vector<double> cand_wall, base_wall;
-  const WorkerCpu cpu_before = candidate.cpu();
-  for (int64_t i = 0; i < o.warmup + o.iterations; ++i) {
-    const size_t s = static_cast<size_t>(i % sets);
-    const int64_t shift = 1 + i * 7919;
-    prepare_inputs(def, pristine[s], cand_calls[s], shift, candidate);
-    prepare_inputs(def, pristine[s], base_calls[s], shift, baseline);
+  std::vector<double> cand_wall, base_wall;  // the supervisor's clock per call, warm-up included
+  int64_t calls = 0;
+  bool reuse = false;  // the last measurement: every call on set 0 as it is
+  Subject cand_subject{"candidate", nullptr, nullptr, nullptr, nullptr};
+  cand_subject.prepare = [&](int64_t set) {
+    const auto s = static_cast<size_t>(set);
+    prepare_inputs(def, pristine[s], cand_calls[s], 1 + calls * 7919, candidate);
     for (size_t a = 0; a < def.args.size(); ++a)
       if (def.args[a].role == ArgRole::kOut && cand_calls[s].args[a].defined()) poison(candidate, cand_calls[s].args[a]);
-    const std::string when = fmt::format("(timed call {})", i);
-    // Each worker is woken before the flush, so the timed span holds the call, not a wake-up.
+  };
+  cand_subject.timed = [&](int64_t set) {
+    const std::string when = reuse ? "(reused buffers)" : fmt::format("(timed call {})", calls);
+    // Woken first, so that the call's time holds the call, not a wake-up.
     const auto pc = candidate.ping();
     const auto woke = std::chrono::steady_clock::now();
-    flush_caches();
-    const auto rc = pc ? candidate.call(def.name, cand_calls[s]) : std::nullopt;
-    if (rc) awake += std::chrono::duration<double>(std::chrono::steady_clock::now() - woke).count() - rc->seconds;
+    const auto rc = pc ? candidate.call(def.name, cand_calls[static_cast<size_t>(set)]) : std::nullopt;
     if (!rc || rc->code == sandbox::kReplyDeviceFault) {
       merge_ended(candidate, v, when);
       g.candidate_ended = true;
-      return g;
+      throw Stop{};
     }
+    awake += std::chrono::duration<double>(std::chrono::steady_clock::now() - woke).count() - rc->seconds;
     if (rc->code != FK_OK) {
-      v.merge(Verdict::kRuntimeError, fmt::format("failed while timed: code {}: {} {}", rc->code, rc->message, when));
-      return g;
+      v.merge(Verdict::kRuntimeError, reuse ? "failed when called again with the same buffers"
+                                            : fmt::format("failed while timed: code {}: {} {}", rc->code, rc->message, when));
+      throw Stop{};
     }
-    if (!check_device_work(candidate, *rc, v, when)) return g;
+    if (!check_device_work(candidate, *rc, v, when)) throw Stop{};
+    spans += rc->seconds;
+    cand_wall.push_back(rc->seconds);
+    return device ? rc->work.span_s : rc->seconds;
+  };
+  Subject base_subject{"baseline", nullptr, nullptr, nullptr, nullptr};
+  base_subject.prepare = [&](int64_t set) {
+    const auto s = static_cast<size_t>(set);
+    prepare_inputs(def, pristine[s], base_calls[s], 1 + calls * 7919, baseline);
+  };
+  base_subject.timed = [&](int64_t set) {
     const auto pb = baseline.ping();
-    flush_caches();
-    const auto rb = pb ? baseline.call(def.name, base_calls[s]) : std::nullopt;
+    const auto rb = pb ? baseline.call(def.name, base_calls[static_cast<size_t>(set)]) : std::nullopt;
     if (!rb || rb->code != FK_OK || (device && !rb->traced)) {
       g.baseline_ended = !rb || rb->code == sandbox::kReplyDeviceFault;
       v = VerdictReason{Verdict::kRuntimeError,
                         fmt::format("the baseline failed while timed{}", rb ? ": " + rb->message : "")};
-      return g;
+      throw Stop{};
     }
-    spans += rc->seconds;
-    if (i >= o.warmup) {
-      g.candidate_s.push_back(device ? rc->work.span_s : rc->seconds);
-      g.baseline_s.push_back(device ? rb->work.span_s : rb->seconds);
-      cand_wall.push_back(rc->seconds);
-      base_wall.push_back(rb->seconds);
-    }
-    // Every timed output is a real answer to these inputs.
+    base_wall.push_back(rb->seconds);
+    return device ? rb->work.span_s : rb->seconds;
+  };
+  MeasureOptions mo;
+  mo.warmup = o.warmup;
+  mo.iterations = o.iterations;
+  // Every timed output is a real answer to these inputs: the candidate's against the
+  // baseline's on the same inputs, once both have run.
+  mo.after_round = [&](int64_t set) {
+    const auto s = static_cast<size_t>(set);
+    const std::string when = fmt::format("(timed call {})", calls);
+    ++calls;
     for (size_t a = 0; a < def.args.size(); ++a) {
       if (!is_output(def.args[a].role) || !cand_calls[s].args[a].defined()) continue;
       const Tensor got = candidate.read(cand_calls[s].args[a]);
@@ -451,7 +448,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
         if (const int64_t unwritten = count_poisoned(got); unwritten > 0) {
           v.merge(Verdict::kRewardHack, fmt::format("left {} of {} elements of '{}' unwritten in a timed call {}",
                                                     unwritten, got.numel(), def.args[a].name, when));
-          return g;
+          throw Stop{};
         }
       const Comparison c = compare(got, baseline.read(base_calls[s].args[a]).to_dtype(DType::kF64), loose);
       if (!c.passed) {
@@ -459,10 +456,24 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
                 fmt::format("'{}' in a timed call disagrees with the baseline on the same inputs ({:.1f}% within twice "
                             "the tolerance) {}: its answers depend on being timed",
                             def.args[a].name, 100 * c.matched_fraction, when));
-        return g;
+        throw Stop{};
       }
     }
+  };
+  const std::array<Subject, 2> subjects{cand_subject, base_subject};
+  const WorkerCpu cpu_before = candidate.cpu();
+  MeasureResult timed;
+  try {
+    timed = measure(*backend, subjects, RotationPlan{sets, true}, mo);
+  } catch (const Stop&) {
+    return g;
   }
+  if (!timed.audit.empty()) {
+    v.merge(Verdict::kRuntimeError, fmt::format("the device was not as the judge holds it while timed: {}", timed.audit));
+    return g;
+  }
+  g.candidate_s = timed.subjects[0].seconds;
+  g.baseline_s = timed.subjects[1].seconds;
   const double used = WorkerCpu::used(cpu_before, candidate.cpu());
   // A device worker also has its driver's and tracer's threads.
   const int cpu_threads = std::max(1, o.threads) + (device ? 1 : 0);
@@ -472,28 +483,36 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
             fmt::format("its process used {:.1f} ms of CPU over timed calls that took {:.1f} ms with {} thread(s): "
                         "work went on outside the timed calls",
                         1e3 * used, 1e3 * spans, std::max(1, o.threads)));
-  if (device) g.candidate_s = device_time_bounded(g.candidate_s, cand_wall, g.baseline_s, base_wall, g);
-  // Both again on one reused set (cache-hot for both), recorded as reuse_ratio. It is a
-  // figure, not a verdict: caching by address or content is caught above, by inputs
-  // changed in place and values that change before every timed call.
-  std::vector<double> reused, base_reused;
-  for (int64_t i = 0; i < o.iterations; ++i) {
-    const auto pc = candidate.ping();
-    const auto rc = pc ? candidate.call(def.name, cand_calls[0]) : std::nullopt;
-    const auto pb = baseline.ping();
-    const auto rb = pb ? baseline.call(def.name, base_calls[0]) : std::nullopt;
-    if (!rc || !rb || rc->code != FK_OK || rb->code != FK_OK) {
-      if (!rc || rc->code == sandbox::kReplyDeviceFault) {
-        merge_ended(candidate, v, "(reused buffers)");
-        g.candidate_ended = true;
-      } else {
-        v.merge(Verdict::kRuntimeError, "failed when called again with the same buffers");
-      }
-      return g;
-    }
-    if (!check_device_work(candidate, *rc, v, "(reused buffers)")) return g;
-    reused.push_back(device ? std::max(rc->work.span_s, rc->seconds - g.door_s) : rc->seconds);
-    base_reused.push_back(device ? rb->work.span_s : rb->seconds);
+  if (device) {
+    // The timed rounds' walls are the last ones (the warm-up's came first).
+    const auto last = [](const std::vector<double>& all, size_t n) {
+      return std::vector<double>(all.end() - static_cast<std::ptrdiff_t>(std::min(n, all.size())), all.end());
+    };
+    const ChargedTimes t = device_time_bounded(g.candidate_s, last(cand_wall, g.candidate_s.size()), g.baseline_s,
+                                               last(base_wall, g.baseline_s.size()));
+    g.candidate_s = t.seconds;
+    g.door_s = t.door_s;
+    g.wall_bound_used = t.clock_charged;
+  }
+  // Both again on one reused set as it is (cache-hot for both), recorded as reuse_ratio.
+  // It is a figure, not a verdict: caching by address or content is caught above, by
+  // inputs changed in place and values that change before every timed call.
+  reuse = true;
+  cand_subject.prepare = nullptr;
+  base_subject.prepare = nullptr;
+  MeasureOptions ro;
+  ro.warmup = 0;
+  ro.iterations = o.iterations;
+  const std::array<Subject, 2> again{cand_subject, base_subject};
+  std::vector<double> reused;
+  try {
+    const MeasureResult r = measure(*backend, again, RotationPlan{1, false}, ro);
+    reused = r.subjects[0].seconds;
+    if (device)
+      for (size_t i = 0; i < reused.size() && i < cand_wall.size(); ++i)
+        reused[i] = std::max(reused[i], cand_wall[cand_wall.size() - reused.size() + i] - g.door_s);
+  } catch (const Stop&) {
+    return g;
   }
   g.candidate_median_s = median(g.candidate_s);
   g.baseline_median_s = median(g.baseline_s);

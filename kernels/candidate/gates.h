@@ -17,13 +17,24 @@
 //   the outputs do not change after return (work left running) and differ from the
 //   previous round's when the inputs do (cached results) (else REWARD_HACK).
 // In round 0 the worker must also stay idle (no CPU time) while the gate waits.
-// Then the candidate and the baseline are timed interleaved (candidate, baseline,
-// candidate, ...) by the supervisor's clock on rotated input sets whose values change
-// before every call; every timed output is checked again (fully written, within
-// tolerance of the baseline's output on the same inputs), and the worker's CPU time
-// over the loop must fit the time it was given. Last, both run on one reused set; the
-// ratio is recorded (reuse_ratio), not judged: timing alone cannot tell 0.2 us from 2 us.
-// The instance is PASSED only when every one of these steps ran and said so.
+// Then the candidate and the baseline are timed interleaved (A B, B A, ...) by the
+// measurement driver (kernels/measure.h) on rotated input sets whose values change
+// before every call, with the supervisor's cache flush before each; every timed output
+// is checked again (fully written, within tolerance of the baseline's output on the
+// same inputs), and the worker's CPU time over the loop must fit the time it was
+// given. Last, both run on one reused set; the ratio is recorded (reuse_ratio), not
+// judged: timing alone cannot tell 0.2 us from 2 us. The instance is PASSED only when
+// every one of these steps ran and said so.
+//
+// Host workers (CPU candidates) are timed by the supervisor's clock, request to reply.
+// Device workers (CUDA candidates) run in arenas of device memory that the supervisor
+// writes and reads through its own backend: guards, poison, inputs and outputs are all
+// in device memory. Their calls are timed by the span of device work the worker's
+// tracer saw (CUPTI: every kernel, copy and memset, on any stream), bounded below by
+// the supervisor's clock (device_time_bounded); the flush is the supervisor's own L2
+// flush, finished before the call. Every candidate reply must also pass the all-streams
+// gate: device work outside ctx->stream, still running after it, or started after the
+// previous call returned is REWARD_HACK; a device fault is CRASHED with the CUDA error.
 #pragma once
 
 #include "kernels/candidate/verdict.h"
@@ -40,7 +51,7 @@ struct GateOptions {
   int64_t warmup = 3;
   int64_t iterations = 20;
   uint64_t seed = 0;
-  size_t flush_bytes = size_t{16} << 20;
+  size_t flush_bytes = size_t{16} << 20;  // host workers: the CPU backend's flush (device: the device's)
   double after_return_wait_s = 0.1;  // how long outputs must stay unchanged after return
   double accuracy_bound = 4.0;       // candidate rel L2 may be at most this x the baseline's
   size_t guard_bytes = 256;
@@ -63,6 +74,21 @@ struct InstanceGate {
   bool candidate_ended = false;  // the candidate's worker died or hung: start a new one
   bool baseline_ended = false;   // the baseline's worker died (a bug of ours, not the candidate's)
 };
+
+// A device candidate's charged times. A device worker reports each call's traced span
+// itself, and candidate code in its process could forge it; the supervisor's clock
+// (request to reply) holds the span plus the door (waking the worker, launching,
+// waiting for the device, the trace). The door is measured on the baseline's worker,
+// which runs only our code: door = median(baseline wall - baseline span). A candidate
+// call is charged max(its span, its wall - door), so a span reported too small is
+// replaced by what the supervisor saw, and an honest one stands.
+struct ChargedTimes {
+  std::vector<double> seconds;  // per candidate call
+  double door_s = 0;
+  int64_t clock_charged = 0;    // calls charged by the clock, over 1.1 x their span + 1 us
+};
+ChargedTimes device_time_bounded(const std::vector<double>& span, const std::vector<double>& wall,
+                                 const std::vector<double>& base_span, const std::vector<double>& base_wall);
 
 // `stream` names the RNG stream of this instance (inputs depend on it and the seed).
 // Both workers must be alive and loaded.

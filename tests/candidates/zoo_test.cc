@@ -176,7 +176,7 @@ TEST(CudaCandidates, ACorrectKernelPassesRightAfterAHungOne) {
     h5::File f = h5::File::open_read(e.path().string());
     const h5::Table s = f.read_table("candidates/summary");
     for (size_t r = 0; r < s.rows(); ++r)
-      verdicts[s.column<std::string>("name")[r]].push_back(s.column<std::string>("verdict")[r]);
+      verdicts[s.column<std::string>("candidate")[r]].push_back(s.column<std::string>("verdict")[r]);
   }
   ASSERT_EQ(verdicts.size(), 2u) << run.output;
   for (const auto& [name, v] : verdicts) {

@@ -204,6 +204,41 @@ TEST(Measure, RefusesNoSubjectsOrASubjectWithoutRun) {
   Subject empty;
   empty.name = "nothing";
   EXPECT_THROW(measure(b, std::span(&empty, 1), RotationPlan{}, MeasureOptions{}), Error);
+  Subject both = logged(s, "both", 1e-3);
+  both.timed = [](int64_t) { return 1.0; };
+  EXPECT_THROW(measure(b, std::span(&both, 1), RotationPlan{}, MeasureOptions{}), Error);
+}
+
+// A subject timed elsewhere (a call into a worker process): its own seconds are the
+// samples, the backend's timer is not used, and the flush is waited for before the
+// call; the round hook runs once every subject of the round has run.
+TEST(Measure, TimedSubjectsReportTheirOwnSecondsAfterAWaitedFlush) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  Subject remote;
+  remote.name = "R";
+  double next = 1e-3;
+  remote.prepare = [&s](int64_t set) { s.log.push_back("R.prepare" + std::to_string(set)); };
+  remote.timed = [&s, &next](int64_t set) {
+    s.log.push_back("R.call" + std::to_string(set));
+    next += 1e-3;
+    return next;
+  };
+  const std::vector<Subject> subjects = {remote, logged(s, "B", 5e-3)};
+  MeasureOptions o;
+  o.warmup = 1;
+  o.iterations = 2;
+  o.after_round = [&s](int64_t set) { s.log.push_back("round" + std::to_string(set)); };
+  const MeasureResult r = measure(b, subjects, RotationPlan{2, true}, o);
+  const std::vector<std::string> want = {
+      "R.prepare0", "sync", "R.call0", "B.prepare0", "B.run0", "sync", "round0", "sync",  // warm-up
+      "R.prepare0", "flush", "sync", "R.call0",                                           // round 0: R B
+      "B.prepare0", "flush", "start", "B.run0", "stop", "B.check0", "sync", "round0",
+      "B.prepare1", "flush", "start", "B.run1", "stop", "B.check1",                       // round 1: B R
+      "R.prepare1", "flush", "sync", "R.call1", "sync", "round1"};
+  EXPECT_EQ(s.log, want);
+  EXPECT_EQ(r.subjects[0].seconds, (std::vector<double>{3e-3, 4e-3}));  // the warm-up's 2e-3 is left out
+  EXPECT_EQ(r.subjects[1].seconds, (std::vector<double>{5e-3, 5e-3}));
 }
 
 }  // namespace
