@@ -74,6 +74,7 @@ struct Channel {
   int64_t work_activities = 0, work_off_stream = 0, work_late = 0, work_dropped = 0;
   int64_t work_between = 0;  // activities that ran before the call, after the previous one returned
   char work_note[kChannelNote] = {};
+  char work_audit[kChannelNote] = {};  // the device's audit after the call ("" when as the judge holds it)
 };
 
 static_assert(sizeof(Channel) <= kChannelBytes, "the control block must fit its page");

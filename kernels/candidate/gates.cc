@@ -142,6 +142,10 @@ bool check_device_work(const Worker& w, const WorkerReply& r, VerdictReason& v, 
     v.merge(Verdict::kRewardHack,
             fmt::format("launched device work outside the given stream (ctx->stream): {} of {} activities{} {}",
                         r.work.off_stream, r.work.activities, e, when));
+  } else if (!r.audit.empty()) {
+    // A persisting-L2 window keeps inputs in the cache through the judge's flush.
+    v.merge(r.audit.find("persisting") != std::string::npos ? Verdict::kRewardHack : Verdict::kRuntimeError,
+            fmt::format("left the device changed after the call {}: {}", when, r.audit));
   } else if (r.work.late > 0) {
     v.merge(Verdict::kRewardHack,
             fmt::format("device work still ran after its work on ctx->stream had finished ({} activities{}) {}",

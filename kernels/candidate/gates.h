@@ -34,7 +34,9 @@
 // the supervisor's clock (device_time_bounded); the flush is the supervisor's own L2
 // flush, finished before the call. Every candidate reply must also pass the all-streams
 // gate: device work outside ctx->stream, still running after it, or started after the
-// previous call returned is REWARD_HACK; a device fault is CRASHED with the CUDA error.
+// previous call returned is REWARD_HACK, and so is a device left with a persisting-L2
+// carve-out (the worker's audit after each call); a device fault is CRASHED with the
+// CUDA error.
 #pragma once
 
 #include "kernels/candidate/verdict.h"

@@ -277,6 +277,7 @@ std::optional<WorkerReply> Worker::request(const std::string& what) {
     r.work.dropped = ch->work_dropped;
     r.work.example = sanitize(ch->work_note, sandbox::kChannelNote);
     r.between = ch->work_between;
+    r.audit = sanitize(ch->work_audit, sandbox::kChannelNote);
   }
   if (r.code == sandbox::kReplyDeviceFault) {
     // Its context is lost: nothing more can run in it.

@@ -57,6 +57,7 @@ struct WorkerReply {
   bool traced = false;
   DeviceWork work;      // of the call
   int64_t between = 0;  // activities that ran after the previous reply and before this call
+  std::string audit;    // the worker's Backend::audit() after the call ("" when clean)
 };
 
 // kDeviceFault: it answered with a sticky device error and was ended (its context is lost).

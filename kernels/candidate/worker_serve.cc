@@ -265,6 +265,10 @@ int serve(const ServeArgs& a) {
             reply(ch, seq, sandbox::kReplyDeviceFault, fault);
             std::_Exit(4);  // the context is lost
           }
+          const std::string audit = device->audit();
+          const size_t na = std::min(audit.size(), sizeof ch->work_audit - 1);
+          std::memcpy(ch->work_audit, audit.data(), na);
+          ch->work_audit[na] = '\0';
         }
         reply(ch, seq, code, message);
         break;
