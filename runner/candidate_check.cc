@@ -58,6 +58,7 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
   bc.library.clear();
   bc.name = "baseline";
   std::unique_ptr<Worker> base, cand;
+  std::vector<bool> grown_for(instances.size(), false);  // instances that asked for larger arenas
   int ends = 0;
   std::string load_error;  // a load that answered with an error holds for every instance
   for (size_t i = 0; i < instances.size(); ++i) {
@@ -77,13 +78,30 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
       r.verdict = {Verdict::kCrashed, "not run: the candidate's worker ended three times"};
       continue;
     }
-    if (!base || !base->alive()) {
-      base = std::make_unique<Worker>(bc);
-      const auto b = base->load();
-      if (!b || b->code != FK_OK) fail(ErrorKind::kRuntime, "the baseline worker failed to start: {}", base->failure());
+    bool fresh = false;  // a new candidate worker: load the library in it
+    try {
+      if (!base || !base->alive()) {
+        base = std::make_unique<Worker>(bc);
+        const auto b = base->load();
+        if (!b || b->code != FK_OK) fail(ErrorKind::kRuntime, "the baseline worker failed to start: {}", base->failure());
+      }
+      if (!cand || !cand->alive()) {
+        cand = std::make_unique<Worker>(cc);
+        fresh = true;
+      }
+    } catch (const Error& e) {
+      if (!grown_for[i]) throw;
+      // Arenas as large as this instance asked for could not be made: it is not checked.
+      r.verdict = {Verdict::kRuntimeError, fmt::format("cannot start workers with arenas of {:.2f} GiB for this "
+                                                       "instance: {}",
+                                                       static_cast<double>(cc.device_arena_bytes) / double(1u << 30),
+                                                       e.what())};
+      cc.device_arena_bytes = bc.device_arena_bytes = 0;
+      base.reset();
+      cand.reset();
+      continue;
     }
-    if (!cand || !cand->alive()) {
-      cand = std::make_unique<Worker>(cc);
+    if (fresh) {
       out.sandbox = cand->sandbox();
       const auto l = cand->load();
       if (!l) {
@@ -106,6 +124,17 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
         def, *cand, *base, inst.shape, inst.dtype, g,
         fmt::format("candidate.{}.{}.{}.{}", inst.op, inst.role, kernel_shape_string(inst.shape),
                     kernel_params_string(inst.shape)));
+    if (gate.arena_bytes_needed > 0 && o.device != nullptr && !grown_for[i]) {
+      // Device arenas are sized once per worker: new workers with room for this
+      // instance (a quarter more), and the instance again. A second miss stands.
+      const size_t bytes = gate.arena_bytes_needed + gate.arena_bytes_needed / 4;
+      cc.device_arena_bytes = bc.device_arena_bytes = std::max(bytes, cc.device_arena_bytes);
+      cand.reset();
+      base.reset();
+      grown_for[i] = true;
+      --i;
+      continue;
+    }
     copy_gate(gate, r);
     if (gate.candidate_ended) {
       r.verdict.reason += fmt::format(" [{}]", where);

@@ -236,6 +236,23 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     const bool in_place = round % 2 == 1;
     const RngStream rng(o.seed, fmt::format("{}.gate{}", stream, round));
     const OpCall fresh = def.make(shape, dtype, rng);
+    if (round == 0) {
+      // The timing's four sets (or one guarded call) must fit each worker's arena.
+      size_t set_bytes = 0;
+      for (const Tensor& t : fresh.args)
+        if (t.defined()) set_bytes += t.nbytes() + 2 * o.guard_bytes + 128;
+      const size_t needed = 4 * set_bytes + 4096;
+      const size_t have = std::min(candidate.arena_capacity(), baseline.arena_capacity());
+      if (needed > have) {
+        g.arena_bytes_needed = needed;
+        v = VerdictReason{Verdict::kRuntimeError,
+                          fmt::format("the workers' {} arenas ({:.2f} GiB) cannot hold this instance's four input "
+                                      "sets ({:.2f} GiB)",
+                                      device_name(candidate.device()), static_cast<double>(have) / double(1u << 30),
+                                      static_cast<double>(needed) / double(1u << 30))};
+        return g;
+      }
+    }
     const auto ref = run_reference(def, fresh);
     if (!in_place) {
       candidate.reset_arena();

@@ -75,6 +75,9 @@ struct InstanceGate {
   int64_t wall_bound_used = 0;
   bool candidate_ended = false;  // the candidate's worker died or hung: start a new one
   bool baseline_ended = false;   // the baseline's worker died (a bug of ours, not the candidate's)
+  // > 0: a worker's arena is too small for this instance (RUNTIME_ERROR saying so);
+  // workers with arenas of this many bytes can check it.
+  size_t arena_bytes_needed = 0;
 };
 
 // A device candidate's charged times. A device worker reports each call's traced span

@@ -145,7 +145,11 @@ void Worker::spawn() {
   auto* ch = new (base_) sandbox::Channel();
   ch->magic = sandbox::kChannelMagic;
   if (config_.device != nullptr && config_.device->kind() != DeviceKind::kCpu) {
-    device_arena_ = config_.device->share_memory(config_.device_arena_bytes);
+    size_t bytes = config_.device_arena_bytes;
+    if (bytes == 0)
+      bytes = std::min(size_t{8} << 30,
+                       std::max(size_t{1} << 30, static_cast<size_t>(config_.device->facts().memory_bytes) / 8));
+    device_arena_ = config_.device->share_memory(bytes);
     device_base_ = static_cast<unsigned char*>(device_arena_.data);
     if (device_arena_.handle.size() > sizeof ch->device_handle)
       fail(ErrorKind::kInternal, "backend {}: a shared-memory handle of {} bytes does not fit the worker channel",
@@ -335,6 +339,8 @@ unsigned char* Worker::alloc_bytes(size_t bytes) {
   used_ = start + bytes;
   return (on_device() ? device_base_ : base_) + start;
 }
+
+size_t Worker::arena_capacity() const { return on_device() ? device_arena_.bytes : size_ - sandbox::kChannelBytes; }
 
 Device Worker::device() const { return on_device() ? config_.device->device() : Device::cpu(); }
 

@@ -46,7 +46,9 @@ struct WorkerConfig {
   // The device tensors live on: nullptr or a CPU backend for the host arena; else the
   // supervisor's backend of that device (it must outlive the worker).
   Backend* device = nullptr;
-  size_t device_arena_bytes = size_t{8} << 30;
+  // Size of the device arena; 0: min(8 GiB, an eighth of the device's memory). The gates
+  // say when an instance needs more (InstanceGate::arena_bytes_needed).
+  size_t device_arena_bytes = 0;
 };
 
 struct WorkerReply {
@@ -109,6 +111,8 @@ class Worker {
   void reset_arena();
   bool in_arena(const void* p, size_t bytes) const;
   bool on_device() const { return device_base_ != nullptr; }
+  // Bytes the arena can hold in all (before alignment and guards).
+  size_t arena_capacity() const;
   Device device() const;
 
   // The supervisor's access to arena memory: memcpy on a host arena, the backend's

@@ -88,8 +88,17 @@ ChildResult fuzz_child_run(const std::function<void()>& body, double limit_s,
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      // Asked to stop first, so that its abort handler prints where it hung.
+      ::kill(pid, SIGABRT);
+      const auto asked = std::chrono::steady_clock::now();
+      while (::waitpid(pid, &status, WNOHANG) != pid) {
+        if (std::chrono::steady_clock::now() - asked > std::chrono::seconds(2)) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
       r.end = ChildEnd::kHang;
       break;
     }
@@ -98,7 +107,12 @@ ChildResult fuzz_child_run(const std::function<void()>& body, double limit_s,
   }
   std::ifstream log(log_path, std::ios::binary);
   r.report.assign(std::istreambuf_iterator<char>(log), {});
-  if (r.end == ChildEnd::kHang) return r;
+  if (r.end == ChildEnd::kHang) {
+    r.culprit = fuzz_child_culprit(r.report);
+    for (const std::string& module : library_modules)
+      if (!r.culprit.empty() && r.culprit.find(module) != std::string::npos) r.end = ChildEnd::kLibraryHang;
+    return r;
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return r;
   r.culprit = fuzz_child_culprit(r.report);
   r.end = ChildEnd::kOurCrash;

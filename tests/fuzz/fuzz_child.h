@@ -10,7 +10,11 @@
 //                  lies in one of `library_modules` (e.g. "libhdf5"): acceptable;
 //   kOurCrash      it died anywhere else — our code, libstdc++ (an uncaught
 //                  exception), or without a report to tell: a bug;
-//   kHang          it ran longer than the limit: killed, a bug wherever it hung.
+//   kLibraryHang   it ran longer than the limit, and the stack it printed when told to
+//                  stop (SIGABRT, then SIGKILL 2 s later) has its innermost frame in one
+//                  of `library_modules`: acceptable (fk collect's per-file time limit
+//                  covers it, as its child covers a crash);
+//   kHang          it ran longer than the limit anywhere else, or printed no stack: a bug.
 //
 // The report needs a symbolizer (ASAN_SYMBOLIZER_PATH or llvm-symbolizer on PATH) to
 // name the sanitizer's own frames; without one a library crash reads as kOurCrash.
@@ -22,7 +26,7 @@
 
 namespace fk::fuzz {
 
-enum class ChildEnd { kOk, kLibraryCrash, kOurCrash, kHang };
+enum class ChildEnd { kOk, kLibraryCrash, kOurCrash, kLibraryHang, kHang };
 
 struct ChildResult {
   ChildEnd end = ChildEnd::kOk;
