@@ -13,6 +13,8 @@
 #include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace fk {
 
@@ -43,10 +45,24 @@ class Error : public std::runtime_error {
   std::source_location where_;
 };
 
-// Throws fk::Error of the given kind with a fmt-formatted message.
+// fail()'s format argument: the (compile-time checked) format string and the place
+// that wrote it. A default argument cannot follow fail()'s parameter pack, so the
+// caller's location is taken here, when the string literal converts.
 template <typename... Args>
-[[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> format, Args&&... args) {
-  throw Error(kind, fmt::format(format, std::forward<Args>(args)...));
+struct FormatAt {
+  template <typename S>
+    requires std::is_convertible_v<const S&, std::string_view>
+  consteval FormatAt(const S& s, std::source_location at = std::source_location::current())  // NOLINT: implicit
+      : format(s), where(at) {}
+  fmt::format_string<Args...> format;
+  std::source_location where;
+};
+
+// Throws fk::Error of the given kind with a fmt-formatted message, located where
+// fail() was called.
+template <typename... Args>
+[[noreturn]] void fail(ErrorKind kind, FormatAt<std::type_identity_t<Args>...> format, Args&&... args) {
+  throw Error(kind, fmt::format(format.format, std::forward<Args>(args)...), format.where);
 }
 
 [[noreturn]] void assertion_failed(const char* expr, std::source_location where);

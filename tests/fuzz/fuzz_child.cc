@@ -92,7 +92,7 @@ ChildResult fuzz_child_run(const std::function<void()>& body, double limit_s,
       ::kill(pid, SIGABRT);
       const auto asked = std::chrono::steady_clock::now();
       while (::waitpid(pid, &status, WNOHANG) != pid) {
-        if (std::chrono::steady_clock::now() - asked > std::chrono::seconds(2)) {
+        if (std::chrono::steady_clock::now() - asked > std::chrono::seconds(5)) {  // symbolizing takes a while
           ::kill(pid, SIGKILL);
           ::waitpid(pid, &status, 0);
           break;

@@ -11,7 +11,7 @@
 //   kOurCrash      it died anywhere else — our code, libstdc++ (an uncaught
 //                  exception), or without a report to tell: a bug;
 //   kLibraryHang   it ran longer than the limit, and the stack it printed when told to
-//                  stop (SIGABRT, then SIGKILL 2 s later) has its innermost frame in one
+//                  stop (SIGABRT, then SIGKILL 5 s later) has its innermost frame in one
 //                  of `library_modules`: acceptable (fk collect's per-file time limit
 //                  covers it, as its child covers a crash);
 //   kHang          it ran longer than the limit anywhere else, or printed no stack: a bug.
