@@ -52,7 +52,6 @@ namespace {
 // Virtual size of every arena: the memfd is sparse, so only the pages a check touches
 // cost memory; the bump allocator restarts at the front after each reset.
 constexpr size_t kArenaBytes = size_t{64} << 30;
-constexpr size_t kAlign = 64;
 
 sandbox::Channel* channel(unsigned char* base) { return reinterpret_cast<sandbox::Channel*>(base); }
 
@@ -77,26 +76,6 @@ std::vector<std::string> worker_environment(int threads) {
   for (const char* keep : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
     if (const char* v = std::getenv(keep)) env.push_back(fmt::format("{}={}", keep, v));
   return env;
-}
-
-void copy_strided(const Tensor& dst, const unsigned char* src) {
-  if (dst.is_contiguous()) {
-    std::memcpy(dst.data(), src, dst.nbytes());
-    return;
-  }
-  const size_t es = dtype_size(dst.dtype());
-  const int64_t nd = dst.dim();
-  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
-  auto* out = static_cast<unsigned char*>(dst.data());
-  for (int64_t i = 0; i < dst.numel(); ++i) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < nd; ++d) off += idx[static_cast<size_t>(d)] * dst.strides()[static_cast<size_t>(d)];
-    std::memcpy(out + off * static_cast<int64_t>(es), src + static_cast<size_t>(i) * es, es);
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      if (++idx[static_cast<size_t>(d)] < dst.shape()[static_cast<size_t>(d)]) break;
-      idx[static_cast<size_t>(d)] = 0;
-    }
-  }
 }
 
 }  // namespace
@@ -330,98 +309,6 @@ std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& cal
   return request(fmt::format("calling {}", op));
 }
 
-unsigned char* Worker::alloc_bytes(size_t bytes) {
-  const size_t start = (used_ + kAlign - 1) / kAlign * kAlign;
-  const size_t size = on_device() ? device_arena_.bytes : size_;
-  if (bytes > size || start > size - bytes)
-    fail(ErrorKind::kRuntime, "the candidate worker's {} arena ({:.1f} GiB) cannot hold {} more bytes",
-         device_name(device()), static_cast<double>(size) / double(1u << 30), bytes);
-  used_ = start + bytes;
-  return (on_device() ? device_base_ : base_) + start;
-}
-
-size_t Worker::arena_capacity() const { return on_device() ? device_arena_.bytes : size_ - sandbox::kChannelBytes; }
-
-Device Worker::device() const { return on_device() ? config_.device->device() : Device::cpu(); }
-
-Tensor Worker::alloc(DType dtype, Shape shape) {
-  const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
-  return Tensor::borrow(alloc_bytes(std::max<size_t>(bytes, 1)), dtype, std::move(shape), device());
-}
-
-void Worker::write(const Tensor& dst, const Tensor& host) {
-  const Tensor s = host.is_contiguous() ? host : host.contiguous_copy();
-  if (s.nbytes() != dst.nbytes() || !in_arena(dst.data(), dst.nbytes()))
-    fail(ErrorKind::kInternal, "worker write: {} <- {} do not match or lie outside the arena", dst.describe(),
-         host.describe());
-  write_bytes(dst.data(), s.data(), s.nbytes());
-}
-
-Tensor Worker::read(const Tensor& src) const {
-  Tensor out = Tensor::empty(src.dtype(), src.shape());
-  if (!in_arena(src.data(), src.nbytes()))
-    fail(ErrorKind::kInternal, "worker read: {} lies outside the arena", src.describe());
-  read_bytes(out.data(), src.data(), src.nbytes());
-  return out;
-}
-
-namespace {
-Tensor byte_view(void* p, size_t bytes, Device device) {
-  return Tensor::borrow(p, DType::kU8, {static_cast<int64_t>(bytes)}, device);
-}
-}  // namespace
-
-void Worker::write_bytes(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  if (!on_device()) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  config_.device->upload(byte_view(dst, bytes, device()), byte_view(const_cast<void*>(src), bytes, Device::cpu()));
-}
-
-void Worker::read_bytes(void* dst, const void* src, size_t bytes) const {
-  if (bytes == 0) return;
-  if (!on_device()) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  config_.device->download(byte_view(dst, bytes, Device::cpu()), byte_view(const_cast<void*>(src), bytes, device()));
-}
-
-void Worker::set_bytes(void* dst, uint8_t byte, size_t bytes) {
-  if (bytes == 0) return;
-  if (!on_device()) {
-    std::memset(dst, byte, bytes);
-    return;
-  }
-  config_.device->memset(byte_view(dst, bytes, device()), byte);
-  config_.device->synchronize();
-}
-
-OpCall Worker::copy_in(const OpCall& src) {
-  OpCall c;
-  c.params = src.params;
-  for (const Tensor& t : src.args) {
-    if (!t.defined()) {
-      c.args.push_back(t);
-      continue;
-    }
-    Tensor r = alloc(t.dtype(), t.shape());  // empty ones too: every defined tensor lives in the arena
-    write(r, t);
-    c.args.push_back(r);
-  }
-  return c;
-}
-
-void Worker::reset_arena() { used_ = on_device() ? 0 : sandbox::kChannelBytes; }
-
-bool Worker::in_arena(const void* p, size_t bytes) const {
-  const auto* c = static_cast<const unsigned char*>(p);
-  if (on_device())
-    return c >= device_base_ && bytes <= device_arena_.bytes && c <= device_base_ + device_arena_.bytes - bytes;
-  return c >= base_ + sandbox::kChannelBytes && bytes <= size_ && c <= base_ + size_ - bytes;
-}
 
 WorkerCpu Worker::cpu() const {
   WorkerCpu t;
@@ -528,47 +415,5 @@ RemoteFailure worker_failure_verdict(const Worker& w, const std::string& what) {
   }
 }
 
-OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure) {
-  OpImpl impl;
-  impl.op = fallback.op;
-  impl.name = worker->config().library.empty() ? fallback.name : worker->config().name;
-  impl.device = DeviceKind::kCpu;
-  const OpImpl* base = &fallback;
-  impl.run = [worker, base, failure](const OpCall& call) {
-    if (!failure->verdict.empty() || !worker->alive()) {
-      base->run(call);
-      return;
-    }
-    worker->reset_arena();
-    const OpCall remote = worker->copy_in(call);
-    const std::string op = worker->config().library.empty() ? base->op : worker->config().op;
-    const auto reply = worker->call(op, remote);
-    if (!reply) {
-      *failure = worker_failure_verdict(*worker, "a model-stage call of " + op);
-      base->run(call);
-      return;
-    }
-    if (reply->code == FK_ERROR_UNSUPPORTED)
-      fail(ErrorKind::kUnsupported, "{} does not support this call: {}", worker->config().name, reply->message);
-    if (reply->code == sandbox::kReplyDeviceFault) {
-      *failure = worker_failure_verdict(*worker, "a model-stage call of " + op);
-      base->run(call);
-      return;
-    }
-    if (reply->code != FK_OK) {
-      *failure = {"RUNTIME_ERROR", fmt::format("returned error code {} in a model-stage call of {}: {}", reply->code, op,
-                                               reply->message)};
-      base->run(call);
-      return;
-    }
-    const OpDef& def = OpRegistry::global().def(op);
-    for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i)
-      if (call.args[i].defined() && def.args[i].role != ArgRole::kIn) {
-        const Tensor out = worker->on_device() ? worker->read(remote.args[i]) : remote.args[i];
-        copy_strided(call.args[i], static_cast<const unsigned char*>(out.data()));
-      }
-  };
-  return impl;
-}
 
 }  // namespace fk::kernels
