@@ -56,4 +56,15 @@ Summary summarize(std::span<const double> values) {
   return s;
 }
 
+double median_standard_error(std::span<const double> values) {
+  const std::vector<double> v = sorted_values(values);
+  if (v.empty()) return kNaN;
+  const double m = sorted_percentile(v, 50);
+  std::vector<double> dev;
+  dev.reserve(v.size());
+  for (double x : v) dev.push_back(std::abs(x - m));
+  std::sort(dev.begin(), dev.end());
+  return 1.2533 * 1.4826 * sorted_percentile(dev, 50) / std::sqrt(static_cast<double>(v.size()));
+}
+
 }  // namespace fk::stats

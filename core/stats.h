@@ -30,4 +30,10 @@ struct Summary {
 
 Summary summarize(std::span<const double> values);
 
+// The standard error of the median of `values`, estimated robustly:
+// 1.2533 x 1.4826 x MAD / sqrt(n) (MAD: the median absolute deviation from the
+// median; 1.4826 x MAD estimates the standard deviation of normal samples, and the
+// median's standard error is sqrt(pi/2) = 1.2533 times the mean's). NaN when empty.
+double median_standard_error(std::span<const double> values);
+
 }  // namespace fk::stats

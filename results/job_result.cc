@@ -374,7 +374,7 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
   }
   std::vector<std::string> cand, op, role, shape, params, dtype, verdict, reason;
   std::vector<int64_t> rank, nan, inf, iters;
-  std::vector<double> rel, mabs, matched, brel, cmed, bmed, speed, reuse;
+  std::vector<double> rel, mabs, matched, brel, cmed, bmed, speed, reuse, door, excess, allowance, charged;
   h5::Group timings = cg.require_group("timings");
   for (size_t i = 0; i < r.candidate_instances.size(); ++i) {
     const auto& c = r.candidate_instances[i];
@@ -397,13 +397,30 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
     bmed.push_back(c.baseline_median_s);
     speed.push_back(c.speedup);
     reuse.push_back(c.reuse_ratio);
+    door.push_back(c.door_s);
+    excess.push_back(c.clock_excess_s);
+    allowance.push_back(c.clock_allowance_s);
+    charged.push_back(c.clock_charged_s);
     iters.push_back(static_cast<int64_t>(c.candidate_s.size()));
     if (!c.candidate_s.empty()) {
-      std::vector<double> both = c.candidate_s;
-      both.insert(both.end(), c.baseline_s.begin(), c.baseline_s.end());
-      h5::Dataset d = timings.write_array(fmt::format("{:04d}", i), both,
-                                          Shape{2, static_cast<int64_t>(c.candidate_s.size())});
-      d.set_attr("rows", std::vector<std::string>{"candidate", "baseline"});
+      // Rows: candidate (charged) and baseline; a device candidate's also the spans its
+      // worker reported and the supervisor's clock around each candidate and baseline call.
+      const size_t n = c.candidate_s.size();
+      std::vector<std::string> names{"candidate", "baseline"};
+      std::vector<const std::vector<double>*> rows{&c.candidate_s, &c.baseline_s};
+      if (c.candidate_span_s.size() == n && c.candidate_wall_s.size() == n && c.baseline_wall_s.size() == n) {
+        names.insert(names.end(), {"candidate_span", "candidate_wall", "baseline_wall"});
+        rows.insert(rows.end(), {&c.candidate_span_s, &c.candidate_wall_s, &c.baseline_wall_s});
+      }
+      std::vector<double> all;
+      for (const auto* row : rows) {
+        if (row->size() != n)
+          fail(ErrorKind::kInternal, "candidate instance {}: {} candidate and {} baseline timings", i, n, row->size());
+        all.insert(all.end(), row->begin(), row->end());
+      }
+      h5::Dataset d = timings.write_array(fmt::format("{:04d}", i), all,
+                                          Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(n)});
+      d.set_attr("rows", names);
       d.set_attr("unit", "seconds");
     }
   }
@@ -427,6 +444,10 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
                                   .add_column("baseline_median_s", bmed)
                                   .add_column("speedup", speed)
                                   .add_column("reuse_ratio", reuse)
+                                  .add_column("door_s", door)
+                                  .add_column("clock_excess_s", excess)
+                                  .add_column("clock_allowance_s", allowance)
+                                  .add_column("clock_charged_s", charged)
                                   .add_column("iterations", iters));
 }
 

@@ -82,7 +82,10 @@ json to_json(const CandidateInstanceRecord& r) {
           {"max_abs", r.max_abs}, {"matched_fraction", r.matched_fraction}, {"baseline_rel_l2", r.baseline_rel_l2},
           {"nan", r.nan}, {"inf", r.inf}, {"candidate_median_s", r.candidate_median_s},
           {"baseline_median_s", r.baseline_median_s}, {"speedup", r.speedup}, {"reuse_ratio", r.reuse_ratio},
-          {"candidate_s", r.candidate_s}, {"baseline_s", r.baseline_s}};
+          {"candidate_s", r.candidate_s}, {"baseline_s", r.baseline_s}, {"candidate_span_s", r.candidate_span_s},
+          {"candidate_wall_s", r.candidate_wall_s}, {"baseline_wall_s", r.baseline_wall_s}, {"door_s", r.door_s},
+          {"clock_excess_s", r.clock_excess_s}, {"clock_allowance_s", r.clock_allowance_s},
+          {"clock_charged_s", r.clock_charged_s}};
 }
 
 void from_json(const json& j, CandidateInstanceRecord& r) {
@@ -107,6 +110,13 @@ void from_json(const json& j, CandidateInstanceRecord& r) {
   r.reuse_ratio = j.at("reuse_ratio");
   r.candidate_s = j.at("candidate_s").get<std::vector<double>>();
   r.baseline_s = j.at("baseline_s").get<std::vector<double>>();
+  r.candidate_span_s = j.value("candidate_span_s", std::vector<double>{});
+  r.candidate_wall_s = j.value("candidate_wall_s", std::vector<double>{});
+  r.baseline_wall_s = j.value("baseline_wall_s", std::vector<double>{});
+  r.door_s = j.value("door_s", 0.0);
+  r.clock_excess_s = j.value("clock_excess_s", 0.0);
+  r.clock_allowance_s = j.value("clock_allowance_s", 0.0);
+  r.clock_charged_s = j.value("clock_charged_s", 0.0);
 }
 
 }  // namespace fk::results

@@ -85,6 +85,11 @@ struct CandidateInstanceRecord {
   int64_t nan = 0, inf = 0;
   double candidate_median_s = 0, baseline_median_s = 0, speedup = 0, reuse_ratio = 0;
   std::vector<double> candidate_s, baseline_s;
+  // Device candidates (empty / 0 for host ones): the spans the worker reported, the
+  // supervisor's clock around each call, and the door, excess, allowance and charge of
+  // kernels/candidate/gates.h device_time_bounded.
+  std::vector<double> candidate_span_s, candidate_wall_s, baseline_wall_s;
+  double door_s = 0, clock_excess_s = 0, clock_allowance_s = 0, clock_charged_s = 0;
 };
 
 // A candidate's verdict for the job, with its build and its model-level figures.

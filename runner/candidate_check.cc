@@ -35,6 +35,13 @@ void copy_gate(const kernels::InstanceGate& gate, CandidateInstanceResult& r) {
   r.reuse_ratio = gate.reuse_ratio;
   r.candidate_s = gate.candidate_s;
   r.baseline_s = gate.baseline_s;
+  r.candidate_span_s = gate.candidate_span_s;
+  r.candidate_wall_s = gate.candidate_wall_s;
+  r.baseline_wall_s = gate.baseline_wall_s;
+  r.door_s = gate.door_s;
+  r.clock_excess_s = gate.clock_excess_s;
+  r.clock_allowance_s = gate.clock_allowance_s;
+  r.clock_charged_s = gate.clock_charged_s;
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ struct CandidateInstanceResult {
   int64_t nan = 0, inf = 0;
   double candidate_median_s = 0, baseline_median_s = 0, speedup = 0, reuse_ratio = 0;
   std::vector<double> candidate_s, baseline_s;
+  // Device candidates: how the charged times came about (kernels/candidate/gates.h).
+  std::vector<double> candidate_span_s, candidate_wall_s, baseline_wall_s;
+  double door_s = 0, clock_excess_s = 0, clock_allowance_s = 0, clock_charged_s = 0;
 };
 
 struct CandidateCheckOptions {

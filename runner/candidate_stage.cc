@@ -225,6 +225,13 @@ std::vector<results::CandidateInstanceRecord> CandidateStage::records() const {
       c.reuse_ratio = r.reuse_ratio;
       c.candidate_s = r.candidate_s;
       c.baseline_s = r.baseline_s;
+      c.candidate_span_s = r.candidate_span_s;
+      c.candidate_wall_s = r.candidate_wall_s;
+      c.baseline_wall_s = r.baseline_wall_s;
+      c.door_s = r.door_s;
+      c.clock_excess_s = r.clock_excess_s;
+      c.clock_allowance_s = r.clock_allowance_s;
+      c.clock_charged_s = r.clock_charged_s;
       out.push_back(std::move(c));
     }
     if (!e.model_failure->verdict.empty()) {  // the candidate failed inside the model stage on this rank

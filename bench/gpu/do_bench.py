@@ -6,7 +6,9 @@ launch two ways in one process, alternating A B A B over `--repeats` rounds:
   driver:   fk_bench_driver() in libfk_bench_shim.so (kernels/measure.h: CUDA events
             around each call, L2 flushed before each call, median of N samples);
   do_bench: triton.testing.do_bench(fn, return_mode="median") on torch tensors (its
-            own events and 256 MB cache clear before each call).
+            own events and 256 MB cache clear before each call);
+  replica:  do_bench's sequence in C++ (fk_bench_replica: clear, event, call, event,
+            queued without waiting between calls) on the driver's stream and flush.
 Prints one row per kernel with both medians, their ratio, and each side's noise over
 the repeats. Usage: python3 bench/gpu/do_bench.py SHIM.so [CANDIDATE.so]"""
 import ctypes
@@ -25,13 +27,14 @@ shim.fk_bench_linear.argtypes = [P, P, P, ctypes.c_int, I64, I64, I64, P]
 shim.fk_bench_rms_norm_candidate.argtypes = [ctypes.c_char_p, ctypes.c_char_p, P, P, P, ctypes.c_int, I64, I64, D, P]
 shim.fk_bench_driver.argtypes = [ctypes.c_char_p, ctypes.c_int, I64, I64, I64, ctypes.c_int, ctypes.c_int,
                                  ctypes.POINTER(D)]
+shim.fk_bench_replica.argtypes = shim.fk_bench_driver.argtypes
 ELEM = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 REPEATS = 5
 
 
-def driver(what, elem, a, b, c, warmup, iterations):
+def driver(what, elem, a, b, c, warmup, iterations, replica=False):
     out = (D * 4)()
-    rc = shim.fk_bench_driver(what, elem, a, b, c, warmup, iterations, out)
+    rc = (shim.fk_bench_replica if replica else shim.fk_bench_driver)(what, elem, a, b, c, warmup, iterations, out)
     if rc != 0:
         raise SystemExit(f"fk_bench_driver({what!r}) failed")
     return out[0]
@@ -54,16 +57,19 @@ def case(name, what, dtype, a, b, c, make_fn):
         fn_side = make_fn()
         fn_side()
     torch.cuda.synchronize()
-    ours, theirs, theirs_side = [], [], []
+    ours, theirs, theirs_side, replica = [], [], [], []
     for _ in range(REPEATS):  # A B A B
         ours.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations))
+        replica.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations, replica=True))
         theirs.append(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3)
         with torch.cuda.stream(side):
             theirs_side.append(triton.testing.do_bench(fn_side, warmup=25, rep=100, return_mode="median") * 1e-3)
     mo, mt, ms = statistics.median(ours), statistics.median(theirs), statistics.median(theirs_side)
+    mr = statistics.median(replica)
     noise = lambda v: (max(v) - min(v)) / statistics.median(v)
     print(f"{name:<34} {str(dtype).split('.')[-1]:<9} driver {mo * 1e6:9.2f} us  do_bench {mt * 1e6:9.2f} us  "
           f"ratio {mo / mt:6.3f}  do_bench(side stream) {ms * 1e6:9.2f} us  ratio {mo / ms:6.3f}  "
+          f"do_bench's sequence in C++ {mr * 1e6:9.2f} us  ratio {mo / mr:6.3f}  "
           f"spread(driver) {noise(ours):.3f}  spread(do_bench) {noise(theirs):.3f}")
     return mo / mt
 

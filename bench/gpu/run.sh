@@ -43,6 +43,8 @@ if [ "${FK_GPU_CHECK:-1}" = 1 ]; then
     --iterations "${FK_GPU_CHECK_ITERATIONS:-20}" > "$out/check-cuda.log" 2>&1
   echo "fk check candidates/*/cuda: exit $? in $(( $(date +%s) - t1 )) s"
   grep -v "^  " "$out/check-cuda.log" | tail -60
+  python3 bench/gpu/check_timing.py build-gpu/check-cuda > "$out/check-timing.txt" 2>&1
+  echo "check timing: exit $?"; tail -60 "$out/check-timing.txt"
 fi
 # The smoke campaign with backend: cuda (tp1: one rank, one GPU): its kernel stage runs
 # the CUDA baselines; the job files record the device and where each stage ran.

@@ -5,7 +5,9 @@
 // A benchmark tool, not part of the judge: it loads the candidate library itself.
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/stats.h"
 #include "kernels/backends.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops/linear_lt.h"
 #include "kernels/cuda/ops/rms_norm_launch.h"
 #include "kernels/fk_kernel.h"
@@ -18,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -100,13 +103,12 @@ int fk_bench_rms_norm_candidate(const char* lib, const char* entry, void* out, c
   }
 }
 
-// Times `what` ("rms_norm", "linear" or "candidate:<library>:<entry>" for rms_norm) at
-// sizes (a, b[, c]) = (tokens, hidden) or (m, n, k) with the measurement driver on
-// cuda:0: the L2 flushed before every call (as do_bench does), `iterations` samples
-// after `warmup` untimed calls. out[0..3] = median, p10, p90, noise. Returns 0, or -1
-// with a message on stderr.
-int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
-                    double* out) {
+}  // extern "C"
+
+namespace {
+
+int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+          double* out) {
   try {
     static std::unique_ptr<fk::kernels::Backend> backend = fk::kernels::backend_create(fk::DeviceKind::kCuda, 0);
     fk::kernels::Backend& be = *backend;
@@ -145,6 +147,35 @@ int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c,
         fk::fail(fk::ErrorKind::kInvalidArgument, "unknown subject '{}'", w);
       }
     }
+    if (replica) {
+      // do_bench's sequence, in C++ on the backend's stream: every call's clear, start
+      // event, call and stop event queued without waiting, one synchronise at the end.
+      for (int i = 0; i < warmup; ++i) s.run(0);
+      be.synchronize();
+      std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(iterations));
+      for (auto& e : ev) FK_CUDA_CHECK(cudaEventCreate(&e));
+      const auto stream = static_cast<cudaStream_t>(be.stream());
+      for (int i = 0; i < iterations; ++i) {
+        be.flush_cache();
+        FK_CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<size_t>(i)], stream));
+        s.run(0);
+        FK_CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<size_t>(i) + 1], stream));
+      }
+      be.synchronize();
+      std::vector<double> t;
+      for (int i = 0; i < iterations; ++i) {
+        float ms = 0;
+        FK_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * static_cast<size_t>(i)], ev[2 * static_cast<size_t>(i) + 1]));
+        t.push_back(ms * 1e-3);
+      }
+      for (auto& e : ev) cudaEventDestroy(e);
+      const auto sum = fk::stats::summarize(t);
+      out[0] = sum.median;
+      out[1] = sum.p10;
+      out[2] = sum.p90;
+      out[3] = sum.noise;
+      return 0;
+    }
     fk::kernels::MeasureOptions o;
     o.warmup = warmup;
     o.iterations = iterations;
@@ -159,6 +190,28 @@ int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c,
     std::fprintf(stderr, "fk_bench_driver: %s\n", e.what());
     return -1;
   }
+}
+
+}  // namespace
+
+extern "C" {
+
+// Times `what` ("rms_norm", "linear" or "candidate:<library>:<entry>" for rms_norm) at
+// sizes (a, b[, c]) = (tokens, hidden) or (m, n, k) with the measurement driver on
+// cuda:0: the L2 flushed before every call (as do_bench does), `iterations` samples
+// after `warmup` untimed calls. out[0..3] = median, p10, p90, noise. Returns 0, or -1
+// with a message on stderr.
+int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+                    double* out) {
+  return bench(false, what, elem, a, b, c, warmup, iterations, out);
+}
+
+// The same subject timed with triton.testing.do_bench's sequence instead of the driver's
+// (no wait between calls): where the two differ, this tells whether the sequence or
+// the Python side is why.
+int fk_bench_replica(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+                     double* out) {
+  return bench(true, what, elem, a, b, c, warmup, iterations, out);
 }
 
 }  // extern "C"

@@ -210,13 +210,20 @@ void prepare_inputs(const OpDef& def, const OpCall& pristine, const OpCall& dst,
 ChargedTimes device_time_bounded(const std::vector<double>& span, const std::vector<double>& wall,
                                  const std::vector<double>& base_span, const std::vector<double>& base_wall) {
   ChargedTimes t;
-  std::vector<double> door;
+  t.seconds = span;
+  std::vector<double> door, excess;
   for (size_t i = 0; i < base_span.size() && i < base_wall.size(); ++i) door.push_back(base_wall[i] - base_span[i]);
+  for (size_t i = 0; i < span.size() && i < wall.size(); ++i) excess.push_back(wall[i] - span[i]);
+  if (excess.empty()) return t;
+  // No baseline samples: no door is known, and the whole wall counts.
   t.door_s = door.empty() ? 0 : std::max(0.0, stats::median(door));
-  for (size_t i = 0; i < span.size() && i < wall.size(); ++i) {
-    const double by_clock = wall[i] - t.door_s;
-    if (by_clock > 1.1 * span[i] + 1e-6) ++t.clock_charged;
-    t.seconds.push_back(std::max(span[i], by_clock));
+  t.excess_s = stats::median(excess) - t.door_s;
+  const double se_excess = stats::median_standard_error(excess);
+  const double se_door = door.empty() ? 0 : stats::median_standard_error(door);
+  t.allowance_s = std::max({0.1 * stats::median(span), 1e-6, 3 * std::sqrt(se_excess * se_excess + se_door * se_door)});
+  if (t.excess_s > t.allowance_s) {
+    t.charged_s = t.excess_s;
+    for (double& s : t.seconds) s += t.charged_s;
   }
   return t;
 }
@@ -509,11 +516,15 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     const auto last = [](const std::vector<double>& all, size_t n) {
       return std::vector<double>(all.end() - static_cast<std::ptrdiff_t>(std::min(n, all.size())), all.end());
     };
-    const ChargedTimes t = device_time_bounded(g.candidate_s, last(cand_wall, g.candidate_s.size()), g.baseline_s,
-                                               last(base_wall, g.baseline_s.size()));
+    g.candidate_span_s = g.candidate_s;
+    g.candidate_wall_s = last(cand_wall, g.candidate_s.size());
+    g.baseline_wall_s = last(base_wall, g.baseline_s.size());
+    const ChargedTimes t = device_time_bounded(g.candidate_span_s, g.candidate_wall_s, g.baseline_s, g.baseline_wall_s);
     g.candidate_s = t.seconds;
     g.door_s = t.door_s;
-    g.wall_bound_used = t.clock_charged;
+    g.clock_excess_s = t.excess_s;
+    g.clock_allowance_s = t.allowance_s;
+    g.clock_charged_s = t.charged_s;
   }
   // Both again on one reused set as it is (cache-hot for both), recorded as reuse_ratio.
   // It is a figure, not a verdict: caching by address or content is caught above, by
@@ -529,9 +540,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   try {
     const MeasureResult r = measure(*backend, again, RotationPlan{1, false}, ro);
     reused = r.subjects[0].seconds;
-    if (device)
-      for (size_t i = 0; i < reused.size() && i < cand_wall.size(); ++i)
-        reused[i] = std::max(reused[i], cand_wall[cand_wall.size() - reused.size() + i] - g.door_s);
+    for (double& s : reused) s += g.clock_charged_s;
   } catch (const Stop&) {
     return g;
   }

@@ -77,5 +77,19 @@ TEST(CoreStats, SummaryAndNoise) {
   EXPECT_EQ(stats::summarize(V{2, 2, 2}).noise, 0.0);
 }
 
+TEST(CoreStats, MedianStandardErrorFromTheMedianAbsoluteDeviation) {
+  // {1, 2, 3, 4, 100}: median 3, deviations {2, 1, 0, 1, 97}, MAD 1; the outlier
+  // moves nothing.
+  EXPECT_NEAR(stats::median_standard_error(V{1, 2, 3, 4, 100}), 1.2533 * 1.4826 / std::sqrt(5.0), 1e-12);
+  EXPECT_EQ(stats::median_standard_error(V{5, 5, 5, 5}), 0.0);
+  // Four times the samples of the same spread: half the error.
+  V few, many;
+  for (int i = 0; i < 10; ++i) few.push_back(i);
+  for (int r = 0; r < 4; ++r) many.insert(many.end(), few.begin(), few.end());
+  EXPECT_NEAR(stats::median_standard_error(many), stats::median_standard_error(few) / 2, 1e-12);
+  EXPECT_TRUE(std::isnan(stats::median_standard_error(V{})));
+  EXPECT_TRUE(std::isnan(stats::median_standard_error(V{kNaN})));
+}
+
 }  // namespace
 }  // namespace fk
