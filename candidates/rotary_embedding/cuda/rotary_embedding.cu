@@ -6,7 +6,7 @@
 // pairs dimension i with i + rot_dim/2; gpt-j style pairs 2i with 2i + 1. Dimensions
 // past rot_dim are left as they are. positions are int32 or int64, on the device; a
 // token whose position lies outside the cache is left unrotated (nothing is read out
-// of bounds). One block per token, one thread per rotated pair; fp32 arithmetic, one
+// of bounds). A 2-D grid (pairs x tokens), one thread per rotated pair; fp32 arithmetic, one
 // rounding per store. Everything is enqueued on ctx->stream.
 #include "fk_kernel.h"
 
@@ -96,25 +96,20 @@ inline int launch_status(const fk_context* ctx, const char* op) {
   return FK_ERROR_RUNTIME;
 }
 
-// Threads for a block that walks `items` items per row: a multiple of 32 in [32, 1024].
-inline int block_threads(int64_t items) {
-  const int64_t t = (items + 31) / 32 * 32;
-  return static_cast<int>(t < 32 ? 32 : t > 1024 ? 1024 : t);
-}
-
 // ---- the operator -----------------------------------------------------------------
 
 template <typename E, typename P>
 __global__ void rotary_kernel(const P* __restrict__ positions, typename E::T* __restrict__ q,
                               typename E::T* __restrict__ k, const typename E::T* __restrict__ cache, int64_t max_pos,
-                              int rot, int hs, int q_heads, int k_heads, bool neox) {
+                              int64_t tokens, int rot, int hs, int q_heads, int k_heads, bool neox) {
   using T = typename E::T;
-  const int64_t t = blockIdx.x;
-  const int64_t p = static_cast<int64_t>(positions[t]);
-  if (p < 0 || p >= max_pos) return;
-  const T* cs = cache + p * rot;
   const int half = rot / 2, q_pairs = q_heads * half, pairs = (q_heads + k_heads) * half;
-  for (int j = threadIdx.x; j < pairs; j += blockDim.x) {
+  const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= pairs) return;
+  for (int64_t t = blockIdx.y; t < tokens; t += gridDim.y) {
+    const int64_t p = static_cast<int64_t>(positions[t]);
+    if (p < 0 || p >= max_pos) continue;
+    const T* cs = cache + p * rot;
     const bool in_q = j < q_pairs;
     const int jj = in_q ? j : j - q_pairs, head = jj / half, i = jj % half;
     T* x = in_q ? q + (t * q_heads + head) * hs : k + (t * k_heads + head) * hs;
@@ -134,11 +129,16 @@ int rotary_launch(const fk_context* ctx, fk_t positions, fk_t query, fk_t key, f
   const int q_heads = static_cast<int>(query->shape[1] / hs);
   const int k_heads = key != nullptr ? static_cast<int>(key->shape[1] / hs) : 0;
   T* k = key != nullptr ? static_cast<T*>(key->data) : nullptr;
+  // A 2-D grid: x splits a token's rotation pairs over blocks of 128 threads (one pair
+  // each), y walks the tokens, so a decode step's few tokens still fill the GPU.
   const int pairs = (q_heads + k_heads) * (rot / 2);
-  const int threads = block_threads(pairs) < 512 ? block_threads(pairs) : 512;
-  rotary_kernel<E, P><<<static_cast<unsigned>(tokens), threads, 0, static_cast<cudaStream_t>(ctx->stream)>>>(
+  if (pairs == 0 || tokens == 0) return FK_OK;
+  constexpr int kThreads = 128;
+  const dim3 grid(static_cast<unsigned>((pairs + kThreads - 1) / kThreads),
+                  static_cast<unsigned>(tokens < 65535 ? tokens : 65535));
+  rotary_kernel<E, P><<<grid, kThreads, 0, static_cast<cudaStream_t>(ctx->stream)>>>(
       static_cast<const P*>(positions->data), static_cast<T*>(query->data), k, static_cast<const T*>(cache->data),
-      cache->shape[0], rot, hs, q_heads, k_heads, neox);
+      cache->shape[0], tokens, rot, hs, q_heads, k_heads, neox);
   return launch_status(ctx, "rotary_embedding");
 }
 

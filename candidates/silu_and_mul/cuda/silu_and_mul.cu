@@ -1,7 +1,8 @@
 // silu_and_mul, CUDA candidate (vLLM's silu_and_mul(out, input)), per row:
 //   out[r, i] = silu(input[r, i]) * input[r, d + i],  silu(x) = x / (1 + exp(-x))
-// for out [..., d] and input [..., 2d], contiguous. One block per row; 16-byte
-// accesses when d and the pointers allow; fp32 arithmetic (IEEE division, expf), one
+// for out [..., d] and input [..., 2d], contiguous. A 2-D grid: y walks the rows,
+// x splits each row over blocks of 128 threads, one 16-byte pack per thread when d and
+// the pointers allow (a decode step's few rows still fill the GPU); fp32 arithmetic (IEEE division, expf), one
 // rounding per output (fp16/bf16 as raw 16-bit patterns, round to nearest even).
 // Everything is enqueued on ctx->stream.
 #include "fk_kernel.h"
@@ -92,12 +93,6 @@ inline int launch_status(const fk_context* ctx, const char* op) {
   return FK_ERROR_RUNTIME;
 }
 
-// Threads for a block that walks `items` items per row: a multiple of 32 in [32, 1024].
-inline int block_threads(int64_t items) {
-  const int64_t t = (items + 31) / 32 * 32;
-  return static_cast<int>(t < 32 ? 32 : t > 1024 ? 1024 : t);
-}
-
 inline int64_t numel(fk_t t) {
   int64_t n = 1;
   for (int32_t d = 0; d < t->ndim; ++d) n *= t->shape[d];
@@ -110,20 +105,28 @@ inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 1
 
 __device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
 
+constexpr int kThreads = 128;
+
 template <typename E, int V>
-__global__ void silu_and_mul_kernel(typename E::T* __restrict__ out, const typename E::T* __restrict__ x, int64_t d) {
+__global__ void silu_and_mul_kernel(typename E::T* __restrict__ out, const typename E::T* __restrict__ x, int64_t rows,
+                                    int64_t d) {
   using T = typename E::T;
-  const T* gate = x + static_cast<int64_t>(blockIdx.x) * 2 * d;
-  const T* up = gate + d;
-  T* outr = out + static_cast<int64_t>(blockIdx.x) * d;
   const int64_t packs = d / V;
-  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
-    const Pack<T, V> g = load_pack<T, V>(gate + i * V), u = load_pack<T, V>(up + i * V);
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= packs) return;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const T* gate = x + r * 2 * d;
+    const Pack<T, V> g = load_pack<T, V>(gate + i * V), u = load_pack<T, V>(gate + d + i * V);
     Pack<T, V> o;
 #pragma unroll
     for (int k = 0; k < V; ++k) o.v[k] = E::store(silu(E::load(g.v[k])) * E::load(u.v[k]));
-    store_pack<T, V>(outr + i * V, o);
+    store_pack<T, V>(out + r * d + i * V, o);
   }
+}
+
+inline dim3 grid_for(int64_t rows, int64_t packs) {
+  const int64_t x = (packs + kThreads - 1) / kThreads;
+  return dim3(static_cast<unsigned>(x), static_cast<unsigned>(rows < 65535 ? rows : 65535));
 }
 
 template <typename E>
@@ -133,11 +136,10 @@ int silu_and_mul_launch(const fk_context* ctx, fk_t out, fk_t input, int64_t row
   auto* o = static_cast<T*>(out->data);
   const auto* x = static_cast<const T*>(input->data);
   const auto stream = static_cast<cudaStream_t>(ctx->stream);
-  const auto grid = static_cast<unsigned>(rows);
   if (d % V == 0 && aligned16(o) && aligned16(x))
-    silu_and_mul_kernel<E, V><<<grid, block_threads(d / V), 0, stream>>>(o, x, d);
+    silu_and_mul_kernel<E, V><<<grid_for(rows, d / V), kThreads, 0, stream>>>(o, x, rows, d);
   else
-    silu_and_mul_kernel<E, 1><<<grid, block_threads(d), 0, stream>>>(o, x, d);
+    silu_and_mul_kernel<E, 1><<<grid_for(rows, d), kThreads, 0, stream>>>(o, x, rows, d);
   return launch_status(ctx, "silu_and_mul");
 }
 
