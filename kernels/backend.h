@@ -89,10 +89,6 @@ struct DeviceWork {
   int64_t dropped = 0;      // records the tracer lost (the window is then not fully seen)
   std::string example;      // the first off-stream or late one ("kernel rms_norm_kernel on stream 13")
   std::string error;        // the device fault the window ended with, "" when none
-  // Work that started after the previous window closed and before this one opened
-  // (launched after a call had returned); not counted above.
-  int64_t between = 0;
-  std::string between_example;
 };
 
 // Sees all device work of this process, on any stream, in windows. Used by the
@@ -100,12 +96,11 @@ struct DeviceWork {
 class DeviceTracer {
  public:
   virtual ~DeviceTracer() = default;
-  // Opens a window: waits for the device (a fault since the last window is reported in
-  // the returned `error`, not thrown) and notes the time.
+  // Opens a window. Returns the work that ran since the last window closed: work that
+  // was launched after a call had returned.
   virtual DeviceWork begin() = 0;
   // Closes the window: waits for the backend's stream, then for the whole device, and
-  // reports the window's work, and in `between` the work that ran since the previous
-  // window closed. A device fault is reported in `error`, not thrown.
+  // reports the window's work. A device fault is reported in `error`, not thrown.
   virtual DeviceWork end() = 0;
 };
 

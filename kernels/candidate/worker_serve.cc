@@ -254,9 +254,9 @@ int serve(const ServeArgs& a) {
           ch->work_activities = w.activities;
           ch->work_off_stream = w.off_stream;
           ch->work_late = w.late;
-          ch->work_dropped = w.dropped;
-          ch->work_between = w.between;
-          const std::string note = w.between > 0 ? w.between_example : w.example;
+          ch->work_dropped = w.dropped + before.dropped;
+          ch->work_between = before.activities;
+          const std::string note = before.activities > 0 ? before.example : w.example;
           const size_t n = std::min(note.size(), sizeof ch->work_note - 1);
           std::memcpy(ch->work_note, note.data(), n);
           ch->work_note[n] = '\0';

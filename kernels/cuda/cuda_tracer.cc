@@ -27,16 +27,13 @@ class CudaTracer final : public kernels::DeviceTracer {
   CudaTracer(int device, cudaStream_t stream, std::unique_ptr<ActivityTrace> trace)
       : device_(device), stream_(stream), trace_(std::move(trace)), stream_id_(trace_->stream_id(stream)) {}
 
-  // One flush per window, in end(): a forced flush costs milliseconds, and the records
-  // of work between two windows arrive with the next window's, told apart by their
-  // start before begin()'s time (the previous end() had waited for the device, so any
-  // such work was launched after it).
   kernels::DeviceWork begin() override {
     cudaSetDevice(device_);
     kernels::DeviceWork w;
     const cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) w.error = error_text(e);
-    begin_ns_ = trace_->now_ns();
+    summarize(trace_->collect(), std::numeric_limits<uint64_t>::max(), w);
+    dropped_ = trace_->dropped();
     return w;
   }
 
@@ -63,17 +60,18 @@ class CudaTracer final : public kernels::DeviceTracer {
                  kernels::DeviceWork& w) const {
     uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
     for (const auto& a : acts) {
-      const bool timed = a.start_ns > 0 && a.end_ns >= a.start_ns;  // untimed: it had not finished when flushed
-      if (timed && a.start_ns < begin_ns_) {
-        if (w.between++ == 0) w.between_example = describe(a);
-        continue;
-      }
       ++w.activities;
+      const bool timed = a.start_ns > 0 && a.end_ns >= a.start_ns;  // untimed: it had not finished when flushed
       if (timed) {
         first = std::min(first, a.start_ns);
         last = std::max(last, a.end_ns);
       }
-      const bool off = a.stream_id != stream_id_, late = !timed || a.end_ns > stream_done;
+      // Late: not finished when flushed, or work on another stream that ended after the
+      // given stream had. Work on the given stream has ended by then by definition (its
+      // synchronise returned); its end timestamp, converted from the GPU's clock, can
+      // still read a microsecond after the host's, so it is not compared (an honest
+      // kernel was once called late so on the H200).
+      const bool off = a.stream_id != stream_id_, late = !timed || (off && a.end_ns > stream_done);
       w.off_stream += off;
       w.late += late;
       if ((off || late) && w.example.empty()) w.example = describe(a);
@@ -86,7 +84,6 @@ class CudaTracer final : public kernels::DeviceTracer {
   std::unique_ptr<ActivityTrace> trace_;
   uint32_t stream_id_;
   int64_t dropped_ = 0;
-  uint64_t begin_ns_ = 0;
 };
 
 }  // namespace
