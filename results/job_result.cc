@@ -413,10 +413,11 @@ void write_candidates(h5::Writer& w, const JobResult& r) {
         rows.insert(rows.end(), {&c.candidate_span_s, &c.candidate_wall_s, &c.baseline_wall_s});
       }
       std::vector<double> all;
-      for (const auto* row : rows) {
-        if (row->size() != n)
-          fail(ErrorKind::kInternal, "candidate instance {}: {} candidate and {} baseline timings", i, n, row->size());
-        all.insert(all.end(), row->begin(), row->end());
+      for (size_t k = 0; k < rows.size(); ++k) {
+        if (rows[k]->size() != n)
+          fail(ErrorKind::kInternal, "candidate instance {}: {} '{}' timings for {} candidate ones", i, rows[k]->size(),
+               names[k], n);
+        all.insert(all.end(), rows[k]->begin(), rows[k]->end());
       }
       h5::Dataset d = timings.write_array(fmt::format("{:04d}", i), all,
                                           Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(n)});

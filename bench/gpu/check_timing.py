@@ -31,7 +31,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "**", "*.h5"), recursive=
             labels = [x.decode() if isinstance(x, bytes) else x for x in d.attrs["rows"]]
             if "candidate_span" not in labels:
                 continue
-            t = {name: list(d[()][k]) for k, name in enumerate(labels)}
+            data = d[()]
+            t = {name: list(data[k]) for k, name in enumerate(labels)}
             med = lambda name: statistics.median(t[name])
             text = lambda k: r[k].decode() if isinstance(r[k], bytes) else str(r[k])
             timed += 1

@@ -107,6 +107,14 @@ int fk_bench_rms_norm_candidate(const char* lib, const char* entry, void* out, c
 
 namespace {
 
+// out[0..3] = median, p10, p90, noise.
+void write_summary(const fk::stats::Summary& s, double* out) {
+  out[0] = s.median;
+  out[1] = s.p10;
+  out[2] = s.p90;
+  out[3] = s.noise;
+}
+
 int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
           double* out) {
   try {
@@ -169,22 +177,14 @@ int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_
         t.push_back(ms * 1e-3);
       }
       for (auto& e : ev) cudaEventDestroy(e);
-      const auto sum = fk::stats::summarize(t);
-      out[0] = sum.median;
-      out[1] = sum.p10;
-      out[2] = sum.p90;
-      out[3] = sum.noise;
+      write_summary(fk::stats::summarize(t), out);
       return 0;
     }
     fk::kernels::MeasureOptions o;
     o.warmup = warmup;
     o.iterations = iterations;
     const auto r = fk::kernels::measure(be, std::span(&s, 1), fk::kernels::RotationPlan{1, true}, o);
-    const auto& sum = r.subjects[0].summary;
-    out[0] = sum.median;
-    out[1] = sum.p10;
-    out[2] = sum.p90;
-    out[3] = sum.noise;
+    write_summary(r.subjects[0].summary, out);
     return r.audit.empty() ? 0 : (std::fprintf(stderr, "audit: %s\n", r.audit.c_str()), -1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fk_bench_driver: %s\n", e.what());

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -52,15 +51,9 @@ FK_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset, end);
 FK_SAME_FIELD(MemsetRecord, CUpti_ActivityMemset, streamId);
 #undef FK_SAME_FIELD
 
-// CUPTI wants 8-byte aligned buffers (ALIGN_SIZE in its samples). A call's window
-// holds a few records (some 200 bytes each), but every forced flush hands its buffer
-// back and CUPTI asks for a new one at the next record: two per traced call. Buffers
-// therefore come from a pool and go back to it, already touched, instead of a fresh
-// 8 MiB allocation whose pages fault in on every call (that cost some 3.5 ms per call on
-// the H200, bench/RESULTS.md). A burst of more records takes more buffers.
-constexpr size_t kBufferBytes = size_t{1} << 20;
+// CUPTI wants 8-byte aligned buffers (ALIGN_SIZE in its samples).
+constexpr size_t kBufferBytes = size_t{8} << 20;
 constexpr size_t kBufferAlign = 8;
-constexpr size_t kPoolBuffers = 8;  // kept for reuse; more are freed
 
 struct TracedKind {
   CUpti_ActivityKind kind;
@@ -172,7 +165,6 @@ struct Sink {
   bool registered = false;  // the buffer callbacks are registered (once per process)
   std::vector<DeviceActivity> records;
   int64_t dropped = 0;
-  std::vector<uint8_t*> pool;  // free buffers of kBufferBytes, touched once
 };
 
 Sink& sink() {
@@ -246,19 +238,7 @@ std::vector<DeviceActivity> parse(uint8_t* buffer, size_t valid_bytes) {
 
 // CUPTI's callbacks. They run on CUPTI's thread or inside cuptiActivityFlushAll.
 void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = nullptr;
-  {
-    Sink& s = sink();
-    std::lock_guard lock(s.mu);
-    if (!s.pool.empty()) {
-      *buffer = s.pool.back();
-      s.pool.pop_back();
-    }
-  }
-  if (*buffer == nullptr) {
-    *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
-    if (*buffer != nullptr) std::memset(*buffer, 0, kBufferBytes);  // its pages fault in now, once
-  }
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
   *size = *buffer != nullptr ? kBufferBytes : 0;  // no buffer: CUPTI drops and counts
   *max_records = 0;                               // as many as fit
 }
@@ -266,16 +246,7 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
 void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes) {
   std::vector<DeviceActivity> parsed;
   if (buffer != nullptr) parsed = parse(buffer, valid_bytes);
-  if (buffer != nullptr) {
-    Sink& s = sink();
-    std::unique_lock lock(s.mu);
-    if (s.pool.size() < kPoolBuffers) {
-      s.pool.push_back(buffer);
-    } else {
-      lock.unlock();
-      std::free(buffer);
-    }
-  }
+  std::free(buffer);
   size_t dropped = 0;
   const Cupti& api = cupti();
   if (api.num_dropped == nullptr || api.num_dropped(nullptr, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
