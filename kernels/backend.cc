@@ -66,6 +66,10 @@ void* Backend::open_shared_memory(const std::string&, size_t) {
 
 std::unique_ptr<DeviceTracer> Backend::tracer() { return nullptr; }
 
+void Backend::mark_pool(void*, size_t) {}
+
+void Backend::use_pool_regions(void*, const std::vector<MemoryRange>&) {}
+
 const OpImpl* Backend::baseline(const std::string& op) const {
   return OpRegistry::global().find_impl(op, std::string(device_kind_name(kind())));
 }

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fk::collectives {
 class Communicator;
@@ -77,6 +78,12 @@ struct SharedMemory {
   void* data = nullptr;
   size_t bytes = 0;
   std::string handle;  // opaque bytes
+};
+
+// A range of memory in use inside a pool (Backend::use_pool_regions).
+struct MemoryRange {
+  const void* data = nullptr;
+  size_t bytes = 0;
 };
 
 // What a DeviceTracer saw of the device work in one window, on every stream of the
@@ -169,6 +176,13 @@ class Backend {
   // it (the CPU: every call is done when it returns). Throws fk::Error when the device
   // has a tracer that cannot start (CUDA: CUPTI missing or refused).
   virtual std::unique_ptr<DeviceTracer> tracer();
+  // For memory checkers (CUDA: compute-sanitizer, through NVTX's memory API): the
+  // memory at `base` (`bytes` long, e.g. a mapped shared arena) is a pool of
+  // sub-allocations, of which only the ranges last given to use_pool_regions() are in
+  // use; a checker then reports an access anywhere else in the pool, as it does one
+  // outside every allocation. No-ops where no checker listens (and on the CPU).
+  virtual void mark_pool(void* base, size_t bytes);
+  virtual void use_pool_regions(void* base, const std::vector<MemoryRange>& regions);
 
   // --- ops -----------------------------------------------------------------------------
   // The baseline implementation of `op` on this device, or nullptr when it has none.

@@ -6,6 +6,7 @@
 #include "core/subprocess.h"
 #include "kernels/backends.h"
 #include "kernels/candidate/manifest.h"
+#include "kernels/candidate/sanitizer.h"
 #include "orchestrator/check_tables.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/supervise.h"
@@ -64,9 +65,10 @@ std::string campaign_yaml(const CheckOptions& o, const std::vector<kernels::Cand
   for (const auto& m : manifests) y += fmt::format("  {}: {{{}: {}}}\n", m.name, m.op, yaml_quote(m.folder));
   // Without the model stage the baseline's own kernel stage is left out too: the jobs
   // are the candidates' gates at every shape of the published model.
-  y += fmt::format("kernel_stage: {{enabled: {}, warmup: {}, iterations: {}, rounds: {}, instance_time_limit: {}}}\n",
-                   pass.model_stage, o.warmup, o.iterations, o.rounds,
-                   static_cast<int64_t>(std::ceil(o.instance_time_limit_s)));
+  y += fmt::format(
+      "kernel_stage: {{enabled: {}, warmup: {}, iterations: {}, rounds: {}, instance_time_limit: {}{}}}\n",
+      pass.model_stage, o.warmup, o.iterations, o.rounds, static_cast<int64_t>(std::ceil(o.instance_time_limit_s)),
+      o.sanitize.empty() ? "" : ", sanitize: " + o.sanitize);
   y += pass.model_stage ? "model_stage: {iterations: 2}\n" : "model_stage: {enabled: false}\n";
   return y;
 }
@@ -114,6 +116,27 @@ int check_run(const CheckOptions& given) {
                  m.name, device_kind_name(m.backend), why);
     }
   }
+  if (!o.sanitize.empty()) {
+    const auto& tools = spec::sanitizer_tools();
+    if (std::find(tools.begin(), tools.end(), o.sanitize) == tools.end()) {
+      fmt::print(stderr, "fk check: --sanitize: '{}' is not a compute-sanitizer tool ({})\n", o.sanitize,
+                 fmt::join(tools, ", "));
+      return 2;
+    }
+    if (o.backend == "cpu") {
+      fmt::print(stderr, "fk check: --sanitize checks device code: it needs --backend cuda (CUDA candidates on a "
+                         "machine with a GPU)\n");
+      return 2;
+    }
+    std::string why;
+    if (kernels::compute_sanitizer_path(&why).empty()) {
+      fmt::print(stderr, "fk check: --sanitize: {}\n", why);
+      return 2;
+    }
+    fmt::print("fk check: --sanitize: the candidates' workers run under compute-sanitizer {}: the gates at every "
+               "shape, untimed; the model stage is left out\n",
+               o.sanitize);
+  }
   const std::string specs = o.specs_dir.empty() ? FK_SPECS_DIR : o.specs_dir;
   const std::string dir = fs::absolute(o.results_dir.empty() ? "fk-check/" + manifests[0].name : o.results_dir).string();
   fs::create_directories(dir);
@@ -150,7 +173,7 @@ int check_run(const CheckOptions& given) {
     }
     fs::remove(probe_file);
     for (const auto& scale : scales) {
-      CheckPass pass{scale, scale != "full" || o.full_model, {}, std::nullopt};
+      CheckPass pass{scale, (scale != "full" || o.full_model) && o.sanitize.empty(), {}, std::nullopt};
       for (size_t i = 0; i < campaign->architectures.size(); ++i) {
         const auto& doc = campaign->architectures[i].doc;
         const auto preset = doc.select(scale);

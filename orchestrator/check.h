@@ -39,6 +39,10 @@ struct CheckOptions {
   // "cpu" or "cuda"; "": the candidates' device when this machine has it (a cuda
   // candidate where no GPU is visible is built, then UNSUPPORTED), else cpu.
   std::string backend;
+  // A compute-sanitizer tool (memcheck, racecheck, initcheck, synccheck) the device
+  // candidates' workers run under: the gates at every shape, untimed, and no model
+  // stage; its findings join the verdicts. "": none.
+  std::string sanitize;
 };
 
 // fk-runner is supervised as fk run supervises an attempt (orchestrator/supervise.h):

@@ -25,6 +25,9 @@ void register_check(CLI::App& app, int* status) {
   sub->add_option("--backend", o->backend,
                   "Backend of the jobs: cpu or cuda (default: the candidates' device where this machine has one, "
                   "else cpu)");
+  sub->add_flag("--sanitize{memcheck}", o->sanitize,
+                "Run device candidates under compute-sanitizer: --sanitize (memcheck) or --sanitize=racecheck, "
+                "initcheck, synccheck; the gates run untimed and the model stage is left out");
   sub->add_option("--seed", o->seed, "Seed of weights and inputs");
   sub->add_option("--rounds", o->rounds, "Rounds of fresh inputs per shape (default 3)");
   sub->add_option("--iterations", o->iterations, "Timed calls per shape (default 20)");

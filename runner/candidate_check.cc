@@ -64,6 +64,11 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
   WorkerConfig bc = cc;
   bc.library.clear();
   bc.name = "baseline";
+  if (!o.sanitizer.empty()) {  // the candidate's worker only: the baseline is our code
+    cc.sanitizer = o.sanitizer;
+    cc.sanitizer_tool = o.sanitizer_tool;
+    cc.time_limit_s = 10 * o.instance_time_limit_s;
+  }
   std::unique_ptr<Worker> base, cand;
   std::vector<bool> grown_for(instances.size(), false);  // instances that asked for larger arenas
   int ends = 0;
@@ -126,6 +131,10 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
     kernels::GateOptions g = o.gate;
     g.threads = o.threads;
     if (!o.timed.empty() && i < o.timed.size() && !o.timed[i]) g.timing = false;
+    if (cand->sanitized()) {
+      g.timing = false;
+      g.idle_cpu_check = false;
+    }
     const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
     const kernels::InstanceGate gate = kernels::gate_instance(
         def, *cand, *base, inst.shape, inst.dtype, g,
@@ -143,6 +152,18 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
       continue;
     }
     copy_gate(gate, r);
+    if (cand->sanitized()) {
+      if (gate.candidate_ended) cand->kill();  // the sanitizer finishes its log
+      const VerdictReason found = kernels::sanitizer_verdict(cand->config().sanitizer_tool, cand->sanitizer_findings());
+      if (found.verdict != Verdict::kPassed) {
+        // A worse verdict (the CUDA error the sanitizer's abort caused) keeps its place
+        // and gains the finding, which says where the access was.
+        if (kernels::verdict_severity(found.verdict) > kernels::verdict_severity(r.verdict.verdict))
+          r.verdict = {found.verdict, found.reason + fmt::format(" [{}]", where)};
+        else
+          r.verdict.reason += "; " + found.reason;
+      }
+    }
     if (gate.candidate_ended) {
       r.verdict.reason += fmt::format(" [{}]", where);
       ++ends;

@@ -6,6 +6,8 @@
 // a worker that dies, exits or hangs gives its instance CRASHED / TIMEOUT /
 // REWARD_HACK (a forbidden system call) with the cause, a fresh worker continues with
 // the next instance, and after three such ends the rest are CRASHED "not run".
+// Under compute-sanitizer (CandidateCheckOptions::sanitizer) the findings its log
+// holds after an instance's gates join that instance's verdict.
 #pragma once
 
 #include "kernels/candidate/gates.h"
@@ -38,6 +40,10 @@ struct CandidateCheckOptions {
   // The supervisor's backend of a device candidate's device (the workers' arenas and
   // the cache flush are on it); nullptr for a CPU candidate.
   kernels::Backend* device = nullptr;
+  // compute-sanitizer's path: the candidate's worker runs under it with `sanitizer_tool`
+  // (kernels/candidate/sanitizer.h). Its findings join each instance's verdict; nothing
+  // is timed, the idle-CPU test is off and the candidate's time limit is 10x.
+  std::string sanitizer, sanitizer_tool = "memcheck";
 };
 
 struct CandidateCheck {

@@ -1,6 +1,7 @@
 #include "runner/candidate_stage.h"
 
 #include "core/error.h"
+#include "kernels/candidate/sanitizer.h"
 #include "results/model_time.h"
 #include "runner/heartbeat.h"
 #include "runner/kernel_stage.h"
@@ -87,6 +88,15 @@ std::vector<int32_t> CandidateStage::gate(const std::vector<InstanceRecord>& ins
   // the same shapes).
   const bool checker = pl_.tp_rank == 0 && pl_.dp_rank == 0;
   std::vector<int32_t> blocked(entries_.size(), 0);
+  // Every rank looks for the sanitizer before any collective, so that all fail alike.
+  std::string sanitizer;
+  const std::string& tool = job_.kernel_stage.sanitize;
+  if (!tool.empty() && !entries_.empty()) {
+    std::string why;
+    sanitizer = kernels::compute_sanitizer_path(&why);
+    if (sanitizer.empty())
+      fail(ErrorKind::kNotFound, "kernel_stage.sanitize: {} was asked for and {}", tool, why);
+  }
   for (size_t k = 0; k < entries_.size(); ++k) {
     Entry& e = entries_[k];
     if (!e.runnable) {
@@ -109,6 +119,10 @@ std::vector<int32_t> CandidateStage::gate(const std::vector<InstanceRecord>& ins
     o.gate.iterations = job_.kernel_stage.iterations;
     o.gate.seed = job_.seed;
     o.device = device_of(e);
+    if (o.device != nullptr && !sanitizer.empty()) {  // device code is what the tool checks
+      o.sanitizer = sanitizer;
+      o.sanitizer_tool = tool;
+    }
     CandidateCheck check = candidate_check(*e.manifest, e.build.library, mine, o);
     e.results = std::move(check.results);
     e.sandbox = std::move(check.sandbox);

@@ -8,7 +8,9 @@ launch two ways in one process, alternating A B A B over `--repeats` rounds:
   do_bench: triton.testing.do_bench(fn, return_mode="median") on torch tensors (its
             own events and 256 MB cache clear before each call);
   replica:  do_bench's sequence in C++ (fk_bench_replica: clear, event, call, event,
-            queued without waiting between calls) on the driver's stream and flush.
+            queued without waiting between calls) on the driver's stream and flush;
+  waiting:  the same sequence with a wait after every call, as the driver waits
+            (fk_bench_replica_waiting).
 Prints one row per kernel with both medians, their ratio, and each side's noise over
 the repeats. Usage: python3 bench/gpu/do_bench.py SHIM.so [CANDIDATE.so]"""
 import ctypes
@@ -28,13 +30,15 @@ shim.fk_bench_rms_norm_candidate.argtypes = [ctypes.c_char_p, ctypes.c_char_p, P
 shim.fk_bench_driver.argtypes = [ctypes.c_char_p, ctypes.c_int, I64, I64, I64, ctypes.c_int, ctypes.c_int,
                                  ctypes.POINTER(D)]
 shim.fk_bench_replica.argtypes = shim.fk_bench_driver.argtypes
+shim.fk_bench_replica_waiting.argtypes = shim.fk_bench_driver.argtypes
 ELEM = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 REPEATS = 5
 
 
-def driver(what, elem, a, b, c, warmup, iterations, replica=False):
+def driver(what, elem, a, b, c, warmup, iterations, replica=None):
     out = (D * 4)()
-    rc = (shim.fk_bench_replica if replica else shim.fk_bench_driver)(what, elem, a, b, c, warmup, iterations, out)
+    fn = {None: shim.fk_bench_driver, "queued": shim.fk_bench_replica, "waiting": shim.fk_bench_replica_waiting}[replica]
+    rc = fn(what, elem, a, b, c, warmup, iterations, out)
     if rc != 0:
         raise SystemExit(f"fk_bench_driver({what!r}) failed")
     return out[0]
@@ -57,19 +61,21 @@ def case(name, what, dtype, a, b, c, make_fn):
         fn_side = make_fn()
         fn_side()
     torch.cuda.synchronize()
-    ours, theirs, theirs_side, replica = [], [], [], []
+    ours, theirs, theirs_side, replica, waiting = [], [], [], [], []
     for _ in range(REPEATS):  # A B A B
         ours.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations))
-        replica.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations, replica=True))
+        replica.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations, replica="queued"))
+        waiting.append(driver(what, ELEM[dtype], a, b, c, warmup, iterations, replica="waiting"))
         theirs.append(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e-3)
         with torch.cuda.stream(side):
             theirs_side.append(triton.testing.do_bench(fn_side, warmup=25, rep=100, return_mode="median") * 1e-3)
     mo, mt, ms = statistics.median(ours), statistics.median(theirs), statistics.median(theirs_side)
-    mr = statistics.median(replica)
+    mr, mw = statistics.median(replica), statistics.median(waiting)
     noise = lambda v: (max(v) - min(v)) / statistics.median(v)
     print(f"{name:<34} {str(dtype).split('.')[-1]:<9} driver {mo * 1e6:9.2f} us  do_bench {mt * 1e6:9.2f} us  "
           f"ratio {mo / mt:6.3f}  do_bench(side stream) {ms * 1e6:9.2f} us  ratio {mo / ms:6.3f}  "
           f"do_bench's sequence in C++ {mr * 1e6:9.2f} us  ratio {mo / mr:6.3f}  "
+          f"same, waiting per call {mw * 1e6:9.2f} us  ratio {mo / mw:6.3f}  "
           f"spread(driver) {noise(ours):.3f}  spread(do_bench) {noise(theirs):.3f}")
     return mo / mt
 

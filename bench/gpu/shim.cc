@@ -115,7 +115,9 @@ void write_summary(const fk::stats::Summary& s, double* out) {
   out[3] = s.noise;
 }
 
-int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+// replica: 0 the driver; > 0 do_bench's sequence, waiting after every `replica` calls
+// (a number above `iterations`: only at the end, as do_bench does).
+int bench(int replica, const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
           double* out) {
   try {
     static std::unique_ptr<fk::kernels::Backend> backend = fk::kernels::backend_create(fk::DeviceKind::kCuda, 0);
@@ -155,9 +157,9 @@ int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_
         fk::fail(fk::ErrorKind::kInvalidArgument, "unknown subject '{}'", w);
       }
     }
-    if (replica) {
+    if (replica > 0) {
       // do_bench's sequence, in C++ on the backend's stream: every call's clear, start
-      // event, call and stop event queued without waiting, one synchronise at the end.
+      // event, call and stop event queued, a synchronise after every `replica` calls.
       for (int i = 0; i < warmup; ++i) s.run(0);
       be.synchronize();
       std::vector<cudaEvent_t> ev(2 * static_cast<size_t>(iterations));
@@ -168,6 +170,7 @@ int bench(bool replica, const char* what, int elem, int64_t a, int64_t b, int64_
         FK_CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<size_t>(i)], stream));
         s.run(0);
         FK_CUDA_CHECK(cudaEventRecord(ev[2 * static_cast<size_t>(i) + 1], stream));
+        if ((i + 1) % replica == 0) be.synchronize();
       }
       be.synchronize();
       std::vector<double> t;
@@ -203,7 +206,7 @@ extern "C" {
 // with a message on stderr.
 int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
                     double* out) {
-  return bench(false, what, elem, a, b, c, warmup, iterations, out);
+  return bench(0, what, elem, a, b, c, warmup, iterations, out);
 }
 
 // The same subject timed with triton.testing.do_bench's sequence instead of the driver's
@@ -211,7 +214,15 @@ int fk_bench_driver(const char* what, int elem, int64_t a, int64_t b, int64_t c,
 // the Python side is why.
 int fk_bench_replica(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
                      double* out) {
-  return bench(true, what, elem, a, b, c, warmup, iterations, out);
+  return bench(iterations + 1, what, elem, a, b, c, warmup, iterations, out);
+}
+
+// do_bench's sequence with a wait after every call, as the driver waits: where this
+// reads the driver's figure and fk_bench_replica do_bench's, how deep the queue is
+// decides the difference.
+int fk_bench_replica_waiting(const char* what, int elem, int64_t a, int64_t b, int64_t c, int warmup, int iterations,
+                             double* out) {
+  return bench(1, what, elem, a, b, c, warmup, iterations, out);
 }
 
 }  // extern "C"

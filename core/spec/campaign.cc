@@ -67,6 +67,15 @@ void read_duration(MapReader& r, const std::string& key, double& out) {
     out = *d;
 }
 
+}  // namespace
+
+const std::vector<std::string>& sanitizer_tools() {
+  static const std::vector<std::string> tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
+  return tools;
+}
+
+namespace {
+
 void read_stages(MapReader& r, Campaign& c) {
   YAML::Node ks = r.child("kernel_stage");
   if (ks.IsDefined()) {
@@ -76,6 +85,9 @@ void read_stages(MapReader& r, Campaign& c) {
     s.integer("iterations", c.kernel_stage.iterations, Need::kOptional, limits::kKernelIterations);
     s.integer("rounds", c.kernel_stage.rounds, Need::kOptional, limits::kRounds);
     read_duration(s, "instance_time_limit", c.kernel_stage.instance_time_limit_s);
+    std::vector<std::pair<std::string, std::string>> tools = {{"none", ""}};
+    for (const auto& t : sanitizer_tools()) tools.emplace_back(t, t);
+    s.choice("sanitize", c.kernel_stage.sanitize, Need::kOptional, tools);
     s.finish();
   }
   YAML::Node ms = r.child("model_stage");

@@ -33,7 +33,13 @@ struct KernelStageSpec {
   int64_t iterations = 20;
   int64_t rounds = 3;  // fresh random inputs per round (correctness)
   double instance_time_limit_s = 60;  // a candidate's checks of one op instance (TIMEOUT beyond)
+  // A compute-sanitizer tool ("memcheck", ...) that device candidates' workers run
+  // under, untimed (kernels/candidate/sanitizer.h); "" : none.
+  std::string sanitize;
 };
+
+// The compute-sanitizer tools `kernel_stage.sanitize` (and `fk check --sanitize`) take.
+const std::vector<std::string>& sanitizer_tools();
 
 struct ModelStageSpec {
   bool enabled = true;

@@ -2,7 +2,9 @@
 
 #include "core/error.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fk::spec {
 namespace {
@@ -314,14 +316,23 @@ Json to_json(const KernelStageSpec& k) {
               {"warmup", k.warmup},
               {"iterations", k.iterations},
               {"rounds", k.rounds},
-              {"instance_time_limit_s", k.instance_time_limit_s}};
+              {"instance_time_limit_s", k.instance_time_limit_s},
+              {"sanitize", k.sanitize}};
 }
 
 KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
-  return KernelStageSpec{in.at("enabled").boolean(), in.at("warmup").i64(limits::kWarmup),
-                         in.at("iterations").i64(limits::kKernelIterations), in.at("rounds").i64(limits::kRounds),
-                         in.at("instance_time_limit_s").f64(limits::kDuration)};
+  KernelStageSpec k{in.at("enabled").boolean(), in.at("warmup").i64(limits::kWarmup),
+                    in.at("iterations").i64(limits::kKernelIterations), in.at("rounds").i64(limits::kRounds),
+                    in.at("instance_time_limit_s").f64(limits::kDuration), ""};
+  if (in.has("sanitize")) {  // absent in job files written before it existed
+    const JsonIn t = in.at("sanitize");
+    k.sanitize = t.str();
+    const auto& tools = sanitizer_tools();
+    if (!k.sanitize.empty() && std::find(tools.begin(), tools.end(), k.sanitize) == tools.end())
+      t.fail(fmt::format("'{}' is not a compute-sanitizer tool ({})", k.sanitize, fmt::join(tools, ", ")));
+  }
+  return k;
 }
 
 Json to_json(const ModelStageSpec& m) { return Json{{"enabled", m.enabled}, {"iterations", m.iterations}}; }

@@ -304,7 +304,7 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
                             def.args[a].name, cpu_later.threads));
       }
       const double idle_cpu = WorkerCpu::used(cpu_after_call, cpu_later);
-      if (idle_cpu > 0.02 + 0.1 * o.after_return_wait_s)
+      if (o.idle_cpu_check && idle_cpu > 0.02 + 0.1 * o.after_return_wait_s)
         v.merge(Verdict::kRewardHack,
                 fmt::format("kept running after return: its process used {:.0f} ms of CPU in the {:.0f} ms after the "
                             "call, while it had nothing to do",

@@ -58,6 +58,9 @@ struct GateOptions {
   double accuracy_bound = 4.0;       // candidate rel L2 may be at most this x the baseline's
   size_t guard_bytes = 256;
   bool timing = true;
+  // The worker must use no CPU while the gate waits after round 0's return. Off under a
+  // sanitizer, whose own threads run in the worker's process.
+  bool idle_cpu_check = true;
   int threads = 1;  // threads the candidate was given (bounds its CPU time)
 };
 

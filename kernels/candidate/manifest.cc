@@ -110,6 +110,8 @@ std::optional<CandidateManifest> candidate_manifest_load(const std::string& fold
   r.string("expect_workload", m.expect_workload, spec::Need::kOptional);
   r.string("expect_arch", m.expect_arch, spec::Need::kOptional);
   r.number("expect_speedup_below", m.expect_speedup_below, spec::Need::kOptional, 0, 1e6);
+  r.string("expect_sanitized", m.expect_sanitized, spec::Need::kOptional);
+  r.string("expect_sanitized_reason", m.expect_sanitized_reason, spec::Need::kOptional);
   r.finish();
   if (diags.items().size() != before) return std::nullopt;
   return m;

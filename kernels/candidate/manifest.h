@@ -32,6 +32,8 @@ struct CandidateManifest {
   std::string expect_workload;       // zoo only: the workload its test checks it on (default prefill-512)
   std::string expect_arch;           // zoo only: the architecture its test checks it on (default llama-32-layers)
   double expect_speedup_below = 0;   // zoo only: its kernel speedup must stay below this (0: not checked)
+  std::string expect_sanitized;         // zoo only: the verdict under `fk check --sanitize` ("" : not tested)
+  std::string expect_sanitized_reason;  // zoo only: a substring of that verdict's reason
   bool handles(DType d) const;
 };
 

@@ -78,6 +78,32 @@ std::vector<std::string> worker_environment(int threads) {
   return env;
 }
 
+// The sanitizer's child that is the worker: the pid the worker wrote, when its parent
+// is the sanitizer (a pid the candidate could forge is believed only then), else the
+// sanitizer's one child found in /proc, else the sanitizer itself.
+int sanitized_child(int sanitizer, int claimed) {
+  auto parent_of = [](int pid) {
+    std::ifstream f(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    std::getline(f, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    int ppid = -1;
+    rest >> state >> ppid;
+    return ppid;
+  };
+  if (claimed > 0 && parent_of(claimed) == sanitizer) return claimed;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::end(it); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (parent_of(std::atoi(name.c_str())) == sanitizer) return std::atoi(name.c_str());
+  }
+  return sanitizer;
+}
+
 }  // namespace
 
 std::string worker_executable_path() {
@@ -103,6 +129,7 @@ Worker::~Worker() {
   if (memfd_ >= 0) close(memfd_);
   std::error_code ec;
   if (!scratch_.empty()) fs::remove_all(scratch_, ec);
+  if (!sanitizer_dir_.empty()) fs::remove_all(sanitizer_dir_, ec);
 }
 
 void Worker::spawn() {
@@ -141,8 +168,27 @@ void Worker::spawn() {
     used_ = 0;
   }
 
-  std::vector<std::string> args = {config_.executable, "--arena-bytes", std::to_string(size_), "--scratch", scratch_,
-                                   "--threads", std::to_string(std::max(1, config_.threads))};
+  std::vector<std::string> args;
+  if (sanitized()) {
+    // The sanitizer's log goes to a folder of ours, outside the worker's scratch (which
+    // the worker may write); the worker may read the sanitizer's own files, which its
+    // library loads into the worker as it runs.
+    std::string dir = fmt::format("{}/fk-sanitizer-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir.data()) == nullptr)
+      fail(ErrorKind::kRuntime, "cannot create a folder for compute-sanitizer's log ({}): {}", dir,
+           std::strerror(errno));
+    sanitizer_dir_ = dir;
+    sanitizer_log_ = dir + "/compute-sanitizer.log";
+    std::error_code ec;
+    const fs::path tool = fs::canonical(config_.sanitizer, ec);
+    args = {config_.sanitizer, "--tool", config_.sanitizer_tool, "--log-file", sanitizer_log_, "--print-limit", "20",
+            "--target-processes", "application-only"};
+    args.insert(args.end(), {config_.executable, "--read-also", (ec ? fs::path(config_.sanitizer) : tool).parent_path().string()});
+  } else {
+    args = {config_.executable};
+  }
+  args.insert(args.end(), {"--arena-bytes", std::to_string(size_), "--scratch", scratch_, "--threads",
+                           std::to_string(std::max(1, config_.threads))});
   if (config_.library.empty()) {
     args.insert(args.end(), {"--baseline"});
   } else {
@@ -200,6 +246,8 @@ void Worker::spawn() {
       fail(ErrorKind::kRuntime, "the candidate worker could not enter its sandbox: {}", r->message);
     }
     sandbox_ = r->message;
+    cpu_pid_ = pid_;
+    if (sanitized()) cpu_pid_ = sanitized_child(pid_, static_cast<int>(ch->worker_pid));
   } else {
     fail(ErrorKind::kRuntime, "the candidate worker did not start: {}", failure());
   }
@@ -313,15 +361,16 @@ std::optional<WorkerReply> Worker::call(const std::string& op, const OpCall& cal
 WorkerCpu Worker::cpu() const {
   WorkerCpu t;
   if (pid_ <= 0 || !alive()) return t;
+  const int pid = cpu_pid_ > 0 ? cpu_pid_ : pid_;
   std::error_code ec;
-  const fs::path tasks = fmt::format("/proc/{}/task", pid_);
+  const fs::path tasks = fmt::format("/proc/{}/task", pid);
   for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::end(it); it.increment(ec)) {
     std::ifstream f(it->path() / "schedstat");
     double ns = 0;
     if (f >> ns) t.live_threads_s += ns * 1e-9;
     ++t.threads;
   }
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid_));
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
   std::string line;
   std::getline(stat, line);
   const size_t close = line.rfind(')');
@@ -362,6 +411,16 @@ void Worker::reap(bool block) {
 
 void Worker::kill() {
   if (pid_ <= 0) return;
+  if (alive() && sanitized() && cpu_pid_ > 0 && cpu_pid_ != pid_) {
+    // The worker first; the sanitizer then writes the rest of its log and ends by
+    // itself (given 5 s), so that its last record is not lost.
+    ::kill(cpu_pid_, SIGKILL);
+    const auto t0 = Clock::now();
+    while (alive() && Clock::now() - t0 < std::chrono::seconds(5)) {
+      reap(false);
+      if (alive()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   if (alive()) {
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
@@ -371,8 +430,24 @@ void Worker::kill() {
   pid_ = -1;
 }
 
-std::string Worker::log_tail(size_t bytes) const {
-  std::ifstream f(log_, std::ios::binary);
+std::vector<SanitizerFinding> Worker::sanitizer_findings() {
+  if (!sanitized() || sanitizer_log_.empty()) return {};
+  std::ifstream f(sanitizer_log_, std::ios::binary);
+  std::string text;
+  if (f) {
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  std::vector<SanitizerFinding> all = kernels::sanitizer_findings(text, !alive());
+  if (all.size() <= findings_seen_) return {};
+  std::vector<SanitizerFinding> fresh(all.begin() + static_cast<std::ptrdiff_t>(findings_seen_), all.end());
+  findings_seen_ = all.size();
+  return fresh;
+}
+
+std::string Worker::log_tail(const std::string& path, size_t bytes) const {
+  std::ifstream f(path, std::ios::binary);
   if (!f) return "";
   f.seekg(0, std::ios::end);
   const auto size = static_cast<size_t>(std::max<std::streamoff>(0, f.tellg()));
@@ -395,8 +470,12 @@ std::string Worker::failure() const {
     case WorkerEnd::kDeviceFault: how = fmt::format("hit a device fault ({})", device_fault_); break;
   }
   std::string s = doing_.empty() ? how : fmt::format("{} while {}", how, doing_);
-  const std::string tail = log_tail(300);
+  const std::string tail = log_tail(log_, 300);
   if (!tail.empty() && end_ != WorkerEnd::kTimedOut) s += fmt::format("; its output ends: {}", tail);
+  if (sanitized()) {
+    const std::string st = log_tail(sanitizer_log_, 300);
+    if (!st.empty()) s += fmt::format("; compute-sanitizer's log ends: {}", st);
+  }
   return s;
 }
 
@@ -405,10 +484,15 @@ RemoteFailure worker_failure_verdict(const Worker& w, const std::string& what) {
   switch (w.end()) {
     case WorkerEnd::kTimedOut: return {"TIMEOUT", fmt::format("{}{}", w.failure(), where)};
     case WorkerEnd::kSignaled:
-      if (w.signal() == SIGSYS)
+      if (w.signal() == SIGSYS && !w.sanitized())
         return {"REWARD_HACK", fmt::format("made a system call the sandbox forbids (a new process or program, "
                                            "network, ptrace, signalling another process...): {}{}",
                                            w.failure(), where)};
+      if (w.signal() == SIGSYS)  // compute-sanitizer's library runs in the worker too: it may have made the call
+        return {"CRASHED", fmt::format("made a system call the sandbox forbids, under compute-sanitizer (whose "
+                                       "library in the worker may have made it; run without --sanitize to tell): "
+                                       "{}{}",
+                                       w.failure(), where)};
       return {"CRASHED", fmt::format("{}{}", w.failure(), where)};
     case WorkerEnd::kDeviceFault: return {"CRASHED", fmt::format("{}{}", w.failure(), where)};
     default: return {"CRASHED", fmt::format("the candidate's worker {}{}", w.failure(), where)};

@@ -27,12 +27,14 @@
 
 #include "core/tensor.h"
 #include "kernels/backend.h"
+#include "kernels/candidate/sanitizer.h"
 #include "kernels/op.h"
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fk::kernels {
 
@@ -49,6 +51,10 @@ struct WorkerConfig {
   // Size of the device arena; 0: min(8 GiB, an eighth of the device's memory). The gates
   // say when an instance needs more (InstanceGate::arena_bytes_needed).
   size_t device_arena_bytes = 0;
+  // compute-sanitizer's path (kernels/candidate/sanitizer.h): the worker runs under it,
+  // with `sanitizer_tool`, its log in a folder of the supervisor's ("" : no sanitizer).
+  std::string sanitizer;
+  std::string sanitizer_tool = "memcheck";
 };
 
 struct WorkerReply {
@@ -124,7 +130,13 @@ class Worker {
   void set_bytes(void* dst, uint8_t byte, size_t bytes);
 
   // CPU time of the worker so far (/proc/<pid>/task/*/schedstat and /proc/<pid>/stat).
+  // Under a sanitizer the pid is the worker's own, the sanitizer's child, not the
+  // sanitizer's.
   WorkerCpu cpu() const;
+  // Under a sanitizer: the findings in its log not returned before (once the worker has
+  // ended, also a last record that was still open). Empty without a sanitizer.
+  std::vector<SanitizerFinding> sanitizer_findings();
+  bool sanitized() const { return !config_.sanitizer.empty(); }
   // Kills the worker's process group and reaps it (idempotent).
   void kill();
 
@@ -132,7 +144,7 @@ class Worker {
   void spawn();
   std::optional<WorkerReply> request(const std::string& what);
   void reap(bool block);
-  std::string log_tail(size_t bytes) const;
+  std::string log_tail(const std::string& path, size_t bytes) const;
 
   WorkerConfig config_;
   int memfd_ = -1;
@@ -142,6 +154,9 @@ class Worker {
   unsigned char* device_base_ = nullptr;  // device arena (nullptr: tensors in the memfd)
   int pid_ = -1;
   std::string scratch_, log_, sandbox_, doing_, device_fault_;
+  std::string sanitizer_dir_, sanitizer_log_;  // not writable by the worker
+  size_t findings_seen_ = 0;
+  int cpu_pid_ = -1;  // whose /proc cpu() reads: pid_, or under a sanitizer its child the worker
   WorkerEnd end_ = WorkerEnd::kRunning;
   int exit_code_ = -1, signal_ = 0;
   uint32_t seq_ = 0;

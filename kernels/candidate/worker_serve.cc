@@ -45,6 +45,7 @@ using sandbox::RequestKind;
 struct ServeArgs {
   size_t arena_bytes = 0;
   std::string scratch, library, name, op, entry;
+  std::vector<std::string> also_read;  // e.g. compute-sanitizer's folder, when it runs us
   int threads = 1;
   bool baseline = false;
 };
@@ -145,6 +146,8 @@ int serve(const ServeArgs& a) {
       const std::string handle(reinterpret_cast<const char*>(ch->device_handle), handle_bytes);
       arena = Arena{static_cast<unsigned char*>(device->open_shared_memory(handle, ch->device_bytes)), 0,
                     ch->device_bytes, device->device()};
+      // A memory checker (compute-sanitizer) learns that only a call's tensors are in use.
+      device->mark_pool(arena.base, ch->device_bytes);
       tracer = device->tracer();
       if (!tracer) fail(ErrorKind::kUnsupported, "backend {} cannot trace its device work", device->name());
     } catch (const std::exception& e) {
@@ -160,6 +163,7 @@ int serve(const ServeArgs& a) {
   policy.read_paths = sandbox::system_read_paths();
   if (!a.library.empty()) policy.read_paths.push_back(a.library);
   for (const auto& dir : sandbox::library_path_dirs()) policy.read_paths.push_back(dir);
+  policy.read_paths.insert(policy.read_paths.end(), a.also_read.begin(), a.also_read.end());
   policy.write_paths = {a.scratch, "/dev/null"};
   if (device) {
     // The driver opens its device files again for some calls (allocations, new streams).
@@ -227,6 +231,12 @@ int serve(const ServeArgs& a) {
         int32_t code = FK_OK;
         std::string message;
         DeviceWork before;
+        if (device) {
+          std::vector<MemoryRange> in_use;
+          for (const Tensor& t : call.args)
+            if (t.defined()) in_use.push_back({t.data(), t.nbytes()});
+          device->use_pool_regions(arena.base, in_use);
+        }
         if (tracer) {
           device->activate();
           before = tracer->begin();
@@ -350,6 +360,7 @@ int worker_main(int argc, char** argv) {
     else if (k == "--name") a.name = v;
     else if (k == "--op") a.op = v;
     else if (k == "--entry") a.entry = v;
+    else if (k == "--read-also") a.also_read.push_back(v);
     else return usage("unknown option " + k);
   }
   if (a.arena_bytes == 0 || a.scratch.empty() || (!a.baseline && (a.library.empty() || a.entry.empty())))

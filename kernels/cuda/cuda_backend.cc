@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <map>
+#include <nvtx3/nvToolsExtMem.h>
 #include <mutex>
 #include <vector>
 
@@ -318,6 +319,47 @@ class CudaBackend final : public kernels::Backend {
     return cuda_tracer_create(device_, stream_);
   }
 
+  // NVTX's memory API: calls that go nowhere unless a tool (compute-sanitizer) has
+  // injected itself; the runtime is initialised first, as the sanitizer requires.
+  void mark_pool(void* base, size_t bytes) override {
+    activate();
+    if (nvtx_domain_ == nullptr) nvtx_domain_ = nvtxDomainCreateA("FastKernels");
+    nvtxMemVirtualRangeDesc_t range{};
+    range.ptr = base;
+    range.size = bytes;
+    nvtxMemHeapDesc_t d{};
+    d.extCompatID = NVTX_EXT_COMPATID_MEM;
+    d.structSize = sizeof d;
+    d.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+    d.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    d.typeSpecificDescSize = sizeof range;
+    d.typeSpecificDesc = &range;
+    pools_[base] = nvtxMemHeapRegister(nvtx_domain_, &d);
+  }
+  void use_pool_regions(void* base, const std::vector<kernels::MemoryRange>& regions) override {
+    const auto pool = pools_.find(base);
+    if (pool == pools_.end()) fail(ErrorKind::kInternal, "cuda:{}: use_pool_regions on memory never marked a pool", device_);
+    nvtxMemHeapReset(nvtx_domain_, pool->second);
+    std::vector<nvtxMemVirtualRangeDesc_t> ranges;
+    for (const auto& r : regions) {
+      if (r.bytes == 0) continue;
+      nvtxMemVirtualRangeDesc_t d{};
+      d.ptr = r.data;
+      d.size = r.bytes;
+      ranges.push_back(d);
+    }
+    if (ranges.empty()) return;
+    nvtxMemRegionsRegisterBatch_t b{};
+    b.extCompatID = NVTX_EXT_COMPATID_MEM;
+    b.structSize = sizeof b;
+    b.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    b.heap = pool->second;
+    b.regionCount = ranges.size();
+    b.regionDescElementSize = sizeof(nvtxMemVirtualRangeDesc_t);
+    b.regionDescElements = ranges.data();
+    nvtxMemRegionsRegister(nvtx_domain_, &b);
+  }
+
   std::unique_ptr<collectives::Communicator> communicator(collectives::Communicator& group) override {
 #if FK_HAVE_NCCL
     activate();
@@ -329,6 +371,8 @@ class CudaBackend final : public kernels::Backend {
   }
 
  private:
+  nvtxDomainHandle_t nvtx_domain_ = nullptr;
+  std::map<void*, nvtxMemHeapHandle_t> pools_;
   int device_;
   cudaStream_t stream_ = nullptr;
   kernels::DeviceFacts facts_;

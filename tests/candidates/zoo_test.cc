@@ -187,6 +187,66 @@ TEST(CudaCandidates, ACorrectKernelPassesRightAfterAHungOne) {
 }
 #endif
 
+#if FK_ZOO_BACKEND_CUDA
+// The CUDA candidates whose manifests say what compute-sanitizer finds
+// (`expect_sanitized`), through `fk check --sanitize` at the tiny preset: the verdict in
+// some job and no other failure, PASSED with no reason for clean kernels.
+std::vector<std::string> sanitized_folders() {
+  std::vector<std::string> out;
+  for (const auto& folder : candidate_folders()) {
+    spec::Diagnostics d;
+    const auto m = kernels::candidate_manifest_load(folder, d);
+    if (m && !m->expect_sanitized.empty()) out.push_back(folder);
+  }
+  return out;
+}
+
+class SanitizedCandidates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SanitizedCandidates, GetTheExpectedVerdictUnderComputeSanitizer) {
+  const std::string folder = GetParam();
+  spec::Diagnostics d;
+  const auto m = kernels::candidate_manifest_load(folder, d);
+  ASSERT_TRUE(m.has_value()) << d.to_string();
+  const std::string out = fmt::format("{}/candidate-tests/sanitized-{}", FK_BINARY_DIR, test_name(folder));
+  fs::remove_all(out);
+  SubprocessOptions so;
+  so.timeout_s = 900;
+  so.extra_env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                  "FK_CACHE_DIR=" + std::string(FK_BINARY_DIR) + "/candidate-cache"};
+  const auto run = subprocess_run({FK_EXE, "check", folder, "--arch",
+                                   std::string(FK_SOURCE_DIR) + "/tests/candidates/llama-32-layers.yaml", "--workload",
+                                   "prefill-512", "--scale", "tiny", "--results", out, "-q", "--rounds", "2",
+                                   "--time-limit", "30", "--backend", "cuda", "--sanitize"},
+                                  so);
+  ASSERT_TRUE(run.started) << run.error;
+  ASSERT_FALSE(run.timed_out) << run.output;
+  const std::string& expect = m->expect_sanitized;
+  EXPECT_EQ(run.exit_code, expect == "PASSED" ? 0 : 1) << run.output;
+  std::vector<std::string> verdicts, reasons;
+  for (const auto& e : fs::directory_iterator(out + "/results")) {
+    if (e.path().extension() != ".h5") continue;
+    h5::File f = h5::File::open_read(e.path().string());
+    const h5::Table s = f.read_table("candidates/summary");
+    ASSERT_EQ(s.rows(), 1u);
+    verdicts.push_back(s.column<std::string>("verdict")[0]);
+    reasons.push_back(s.column<std::string>("reason")[0]);
+  }
+  ASSERT_FALSE(verdicts.empty()) << run.output;
+  bool found = false;
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    EXPECT_TRUE(verdicts[i] == expect || verdicts[i] == "PASSED") << verdicts[i] << ": " << reasons[i] << "\n"
+                                                                   << run.output;
+    if (verdicts[i] == expect && reasons[i].find(m->expect_sanitized_reason) != std::string::npos) found = true;
+  }
+  EXPECT_TRUE(found) << "no job gave " << expect << " with '" << m->expect_sanitized_reason
+                     << "'; reasons: " << fmt::format("{}", fmt::join(reasons, " | ")) << "\n" << run.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SanitizedCandidates, ::testing::ValuesIn(sanitized_folders()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) { return test_name(param_info.param); });
+#endif
+
 INSTANTIATE_TEST_SUITE_P(All, Candidates, ::testing::ValuesIn(candidate_folders()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return test_name(param_info.param); });
 

@@ -46,3 +46,17 @@ file(WRITE ${WORK}/specs/campaigns/c.yaml
   "kind: campaign\nname: c\nscale: tiny\nspecs_dir: ${SRC}/specs\narchitectures: [bert-base]\nworkloads: [encode-512]\nlayouts: [tp1, tp8]\n")
 expect_run(1 "c.yaml:7:16: layouts: tp8pp1dp1 does not fit bert-base (tiny) x encode-512: tp (8) does not divide num_attention_heads (4)"
            ${FK} plan ${WORK}/specs/campaigns/c.yaml)
+# fk check --sanitize: an unknown tool, the CPU backend, a sanitizer that is not there;
+# each exits 2 naming what is wrong, before anything is built. A campaign's
+# kernel_stage.sanitize takes the same tools.
+expect_run(2 "--sanitize: 'leakcheck' is not a compute-sanitizer tool (memcheck, racecheck, initcheck, synccheck)"
+           ${FK} check ${SRC}/candidates/rms_norm/cuda --sanitize=leakcheck)
+expect_run(2 "--sanitize checks device code: it needs --backend cuda"
+           ${FK} check ${SRC}/candidates/rms_norm/cuda --sanitize --backend cpu)
+expect_run(2 "--sanitize: FK_COMPUTE_SANITIZER=${WORK}/none is not an executable file"
+           ${CMAKE_COMMAND} -E env FK_COMPUTE_SANITIZER=${WORK}/none
+           ${FK} check ${SRC}/candidates/rms_norm/cuda --sanitize --backend cuda)
+file(WRITE ${WORK}/specs/campaigns/s.yaml
+  "kind: campaign\nname: s\nscale: tiny\nspecs_dir: ${SRC}/specs\narchitectures: [bert-base]\nworkloads: [encode-512]\nlayouts: [tp1]\nkernel_stage: {sanitize: asan}\n")
+expect_run(1 "s.yaml:8:16: kernel_stage.sanitize: 'asan' is not one of [none, memcheck, racecheck, initcheck, synccheck]"
+           ${FK} plan ${WORK}/specs/campaigns/s.yaml)
