@@ -127,7 +127,17 @@ void merge_ended(const Worker& w, VerdictReason& v, const std::string& when) {
 bool check_device_work(const Worker& w, const WorkerReply& r, VerdictReason& v, const std::string& when) {
   if (!w.on_device()) return true;
   const std::string e = r.work.example.empty() ? "" : fmt::format(", e.g. {}", r.work.example);
-  if (!r.traced) {
+  // A persisting-L2 window keeps inputs in the cache through the judge's flush.
+  auto changed_device = [&] {
+    v.merge(r.audit.find("persisting") != std::string::npos ? Verdict::kRewardHack : Verdict::kRuntimeError,
+            fmt::format("left the device changed after the call {}: {}", when, r.audit));
+  };
+  if (!r.traced && w.sanitized()) {
+    // Under compute-sanitizer the worker runs untraced (CUPTI takes one subscriber):
+    // the all-streams gate is the unsanitized run's; the audit still holds.
+    if (r.audit.empty()) return true;
+    changed_device();
+  } else if (!r.traced) {
     v.merge(Verdict::kRuntimeError, fmt::format("the worker sent no device trace {}: the all-streams gate could not "
                                                 "run", when));
   } else if (r.work.dropped > 0) {
@@ -143,9 +153,7 @@ bool check_device_work(const Worker& w, const WorkerReply& r, VerdictReason& v, 
             fmt::format("launched device work outside the given stream (ctx->stream): {} of {} activities{} {}",
                         r.work.off_stream, r.work.activities, e, when));
   } else if (!r.audit.empty()) {
-    // A persisting-L2 window keeps inputs in the cache through the judge's flush.
-    v.merge(r.audit.find("persisting") != std::string::npos ? Verdict::kRewardHack : Verdict::kRuntimeError,
-            fmt::format("left the device changed after the call {}: {}", when, r.audit));
+    changed_device();
   } else if (r.work.late > 0) {
     v.merge(Verdict::kRewardHack,
             fmt::format("device work still ran after its work on ctx->stream had finished ({} activities{}) {}",

@@ -183,7 +183,9 @@ void Worker::spawn() {
     const fs::path tool = fs::canonical(config_.sanitizer, ec);
     args = {config_.sanitizer, "--tool", config_.sanitizer_tool, "--log-file", sanitizer_log_, "--print-limit", "20",
             "--target-processes", "application-only"};
-    args.insert(args.end(), {config_.executable, "--read-also", (ec ? fs::path(config_.sanitizer) : tool).parent_path().string()});
+    // CUPTI takes no second subscriber besides the sanitizer: the worker runs untraced.
+    args.insert(args.end(), {config_.executable, "--untraced", "--read-also",
+                             (ec ? fs::path(config_.sanitizer) : tool).parent_path().string()});
   } else {
     args = {config_.executable};
   }

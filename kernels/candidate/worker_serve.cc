@@ -48,6 +48,8 @@ struct ServeArgs {
   std::vector<std::string> also_read;  // e.g. compute-sanitizer's folder, when it runs us
   int threads = 1;
   bool baseline = false;
+  // No device tracer: compute-sanitizer runs us, and CUPTI refuses a second subscriber.
+  bool untraced = false;
 };
 
 void set_message(Channel* ch, const std::string& m) {
@@ -61,6 +63,12 @@ void reply(Channel* ch, uint32_t seq, int32_t code, const std::string& message) 
   set_message(ch, message);
   ch->reply_seq.store(seq);
   if (ch->supervisor_sleeping.load()) sandbox::futex_wake(&ch->reply_seq);
+}
+
+void write_audit(Channel* ch, const std::string& audit) {
+  const size_t n = std::min(audit.size(), sizeof ch->work_audit - 1);
+  std::memcpy(ch->work_audit, audit.data(), n);
+  ch->work_audit[n] = '\0';
 }
 
 // Waits for a request after `last`, spinning for `spin` first; exits when the parent is gone.
@@ -148,8 +156,10 @@ int serve(const ServeArgs& a) {
                     ch->device_bytes, device->device()};
       // A memory checker (compute-sanitizer) learns that only a call's tensors are in use.
       device->mark_pool(arena.base, ch->device_bytes);
-      tracer = device->tracer();
-      if (!tracer) fail(ErrorKind::kUnsupported, "backend {} cannot trace its device work", device->name());
+      if (!a.untraced) {
+        tracer = device->tracer();
+        if (!tracer) fail(ErrorKind::kUnsupported, "backend {} cannot trace its device work", device->name());
+      }
     } catch (const std::exception& e) {
       device_error = e.what();
     }
@@ -275,10 +285,17 @@ int serve(const ServeArgs& a) {
             reply(ch, seq, sandbox::kReplyDeviceFault, fault);
             std::_Exit(4);  // the context is lost
           }
-          const std::string audit = device->audit();
-          const size_t na = std::min(audit.size(), sizeof ch->work_audit - 1);
-          std::memcpy(ch->work_audit, audit.data(), na);
-          ch->work_audit[na] = '\0';
+          write_audit(ch, device->audit());
+        } else if (device) {
+          // Untraced: the stream's end shows a sticky error as the trace's would.
+          ch->work_traced = 0;
+          try {
+            device->synchronize();
+          } catch (const std::exception& e) {
+            reply(ch, seq, sandbox::kReplyDeviceFault, e.what());
+            std::_Exit(4);  // the context is lost
+          }
+          write_audit(ch, device->audit());
         }
         reply(ch, seq, code, message);
         break;
@@ -349,6 +366,10 @@ int worker_main(int argc, char** argv) {
     const std::string& k = args[i];
     if (k == "--baseline") {
       a.baseline = true;
+      continue;
+    }
+    if (k == "--untraced") {
+      a.untraced = true;
       continue;
     }
     if (i + 1 >= args.size()) return usage("missing value after " + k);
