@@ -152,21 +152,24 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
       continue;
     }
     copy_gate(gate, r);
+    bool tool_stopped = false;  // the sanitizer stopped a bad access: the worker's end is its doing
     if (cand->sanitized()) {
       if (gate.candidate_ended) cand->kill();  // the sanitizer finishes its log
       const VerdictReason found = kernels::sanitizer_verdict(cand->config().sanitizer_tool, cand->sanitizer_findings());
       if (found.verdict != Verdict::kPassed) {
-        // A worse verdict (the CUDA error the sanitizer's abort caused) keeps its place
-        // and gains the finding, which says where the access was.
-        if (kernels::verdict_severity(found.verdict) > kernels::verdict_severity(r.verdict.verdict))
-          r.verdict = {found.verdict, found.reason + fmt::format(" [{}]", where)};
+        // memcheck stops a kernel at its first bad access, and the worker then sees a
+        // device fault: the finding, which says what the access was, is the verdict. A
+        // worse verdict of another cause keeps its place and gains the finding.
+        tool_stopped = gate.candidate_ended && cand->end() == kernels::WorkerEnd::kDeviceFault;
+        if (tool_stopped || kernels::verdict_severity(found.verdict) > kernels::verdict_severity(r.verdict.verdict))
+          r.verdict = {found.verdict, found.reason + (tool_stopped ? "; the tool then stopped the kernel" : "")};
         else
           r.verdict.reason += "; " + found.reason;
       }
     }
     if (gate.candidate_ended) {
       r.verdict.reason += fmt::format(" [{}]", where);
-      ++ends;
+      if (!tool_stopped) ++ends;  // an access the tool stopped costs a new worker, not one of the three ends
       cand.reset();
     }
     if (gate.baseline_ended) base.reset();

@@ -236,6 +236,16 @@ ChargedTimes device_time_bounded(const std::vector<double>& span, const std::vec
   return t;
 }
 
+ChargedTimes confirmed_charge(const ChargedTimes& first, const ChargedTimes& second) {
+  if (first.charged_s <= 0) return first;
+  const bool second_smaller = second.charged_s < first.charged_s;
+  ChargedTimes out = second_smaller ? second : first;
+  out.charged_s = std::max(0.0, std::min(first.charged_s, second.charged_s));
+  out.seconds = first.seconds;
+  for (double& s : out.seconds) s += out.charged_s - first.charged_s;
+  return out;
+}
+
 InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline, const OpShape& shape, DType dtype,
                            const GateOptions& o, const std::string& stream) {
   InstanceGate g;
@@ -527,7 +537,22 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
     g.candidate_span_s = g.candidate_s;
     g.candidate_wall_s = last(cand_wall, g.candidate_s.size());
     g.baseline_wall_s = last(base_wall, g.baseline_s.size());
-    const ChargedTimes t = device_time_bounded(g.candidate_span_s, g.candidate_wall_s, g.baseline_s, g.baseline_wall_s);
+    ChargedTimes t = device_time_bounded(g.candidate_span_s, g.candidate_wall_s, g.baseline_s, g.baseline_wall_s);
+    if (t.charged_s > 0) {
+      // The charge is confirmed by a second loop before it stands (confirmed_charge).
+      const size_t c0 = cand_wall.size(), b0 = base_wall.size();
+      MeasureResult second;
+      try {
+        second = measure(*backend, subjects, RotationPlan{sets, true}, mo);
+      } catch (const Stop&) {
+        return g;
+      }
+      const std::vector<double> cw(cand_wall.begin() + static_cast<std::ptrdiff_t>(c0), cand_wall.end());
+      const std::vector<double> bw(base_wall.begin() + static_cast<std::ptrdiff_t>(b0), base_wall.end());
+      t = confirmed_charge(t, device_time_bounded(second.subjects[0].seconds, last(cw, second.subjects[0].seconds.size()),
+                                                  second.subjects[1].seconds,
+                                                  last(bw, second.subjects[1].seconds.size())));
+    }
     g.candidate_s = t.seconds;
     g.door_s = t.door_s;
     g.clock_excess_s = t.excess_s;

@@ -84,5 +84,31 @@ TEST(DeviceTimeBounded, ADoorNeverGoesNegativeAndMissingSamplesChargeNothing) {
   EXPECT_EQ(none.charged_s, 0);
 }
 
+TEST(ConfirmedCharge, AChargeStandsOnlyWhenASecondLoopChargesToo) {
+  // A forger hides 199 us in both loops: charged, the smaller of the two.
+  const Calls c = calls(20, 200e-6, 1e-6, 1e-6, 11), c2 = calls(20, 200e-6, 1e-6, 1e-6, 12);
+  const ChargedTimes a = device_time_bounded(c.span, c.wall, c.base_span, c.base_wall);
+  const ChargedTimes b = device_time_bounded(c2.span, c2.wall, c2.base_span, c2.base_wall);
+  ASSERT_GT(a.charged_s, 0);
+  ASSERT_GT(b.charged_s, 0);
+  const ChargedTimes both = confirmed_charge(a, b);
+  EXPECT_EQ(both.charged_s, std::min(a.charged_s, b.charged_s));
+  EXPECT_NEAR(both.seconds[0], c.span[0] + both.charged_s, 1e-12) << "the first loop's spans, charged";
+  // An honest kernel over its allowance once, by jitter: the second loop clears it.
+  const Calls h = calls(20, 3e-6, 3e-6, 1e-6, 13);
+  ChargedTimes once = device_time_bounded(h.span, h.wall, h.base_span, h.base_wall);
+  ASSERT_EQ(once.charged_s, 0);
+  const ChargedTimes clean = once;
+  once.charged_s = 2 * once.allowance_s;  // as if the first loop had gone over
+  for (double& s : once.seconds) s += once.charged_s;
+  const ChargedTimes cleared = confirmed_charge(once, clean);
+  EXPECT_EQ(cleared.charged_s, 0);
+  ASSERT_EQ(cleared.seconds.size(), h.span.size());
+  for (size_t i = 0; i < h.span.size(); ++i) EXPECT_NEAR(cleared.seconds[i], h.span[i], 1e-15);
+  EXPECT_EQ(cleared.excess_s, clean.excess_s) << "the figures of the loop that decided";
+  // Nothing charged first: the second loop is not asked.
+  EXPECT_EQ(confirmed_charge(clean, a).charged_s, 0);
+}
+
 }  // namespace
 }  // namespace fk::kernels
