@@ -6,8 +6,9 @@
 // pairs dimension i with i + rot_dim/2; gpt-j style pairs 2i with 2i + 1. Dimensions
 // past rot_dim are left as they are. positions are int32 or int64, on the device; a
 // token whose position lies outside the cache is left unrotated (nothing is read out
-// of bounds). A 2-D grid (pairs x tokens), one thread per rotated pair; fp32 arithmetic, one
-// rounding per store. Everything is enqueued on ctx->stream.
+// of bounds). A 2-D grid (pairs x tokens): from 16 tokens on (neox, aligned) 16-byte packs
+// of pairs per thread, else one thread per rotated pair; fp32 arithmetic, one rounding
+// per store. Everything is enqueued on ctx->stream.
 #include "fk_kernel.h"
 
 #include <cuda_runtime.h>
@@ -121,6 +122,41 @@ __global__ void rotary_kernel(const P* __restrict__ positions, typename E::T* __
   }
 }
 
+// neox style with V pairs per thread, moved as 16-byte packs: thread j of token t rotates
+// pairs [i, i + V) of one head, x[i..] against x[half + i..], with cos and sin from the
+// same offsets of the cache row. Needs half % V == 0, head_size % V == 0 and 16-byte
+// aligned tensors (the launch checks).
+template <typename E, typename P, int V>
+__global__ void rotary_neox_packed_kernel(const P* __restrict__ positions, typename E::T* __restrict__ q,
+                                          typename E::T* __restrict__ k, const typename E::T* __restrict__ cache,
+                                          int64_t max_pos, int64_t tokens, int rot, int hs, int q_heads, int k_heads) {
+  using T = typename E::T;
+  const int half = rot / 2, chunks = half / V, q_items = q_heads * chunks, items = (q_heads + k_heads) * chunks;
+  const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= items) return;
+  const bool in_q = j < q_items;
+  const int jj = in_q ? j : j - q_items, head = jj / chunks, i = (jj % chunks) * V;
+  for (int64_t t = blockIdx.y; t < tokens; t += gridDim.y) {
+    const int64_t p = static_cast<int64_t>(positions[t]);
+    if (p < 0 || p >= max_pos) continue;
+    const T* cs = cache + p * rot;
+    T* x = in_q ? q + (t * q_heads + head) * hs : k + (t * k_heads + head) * hs;
+    const Pack<T, V> c = load_pack<T, V>(cs + i), sn = load_pack<T, V>(cs + half + i);
+    const Pack<T, V> a = load_pack<T, V>(x + i), b = load_pack<T, V>(x + half + i);
+    Pack<T, V> ya, yb;
+#pragma unroll
+    for (int m = 0; m < V; ++m) {
+      const float cv = E::load(c.v[m]), sv = E::load(sn.v[m]), x1 = E::load(a.v[m]), x2 = E::load(b.v[m]);
+      ya.v[m] = E::store(x1 * cv - x2 * sv);
+      yb.v[m] = E::store(x2 * cv + x1 * sv);
+    }
+    store_pack<T, V>(x + i, ya);
+    store_pack<T, V>(x + half + i, yb);
+  }
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 template <typename E, typename P>
 int rotary_launch(const fk_context* ctx, fk_t positions, fk_t query, fk_t key, fk_t cache, int hs, bool neox) {
   using T = typename E::T;
@@ -129,10 +165,24 @@ int rotary_launch(const fk_context* ctx, fk_t positions, fk_t query, fk_t key, f
   const int q_heads = static_cast<int>(query->shape[1] / hs);
   const int k_heads = key != nullptr ? static_cast<int>(key->shape[1] / hs) : 0;
   T* k = key != nullptr ? static_cast<T*>(key->data) : nullptr;
-  // A 2-D grid: x splits a token's rotation pairs over blocks of 128 threads (one pair
-  // each), y walks the tokens, so a decode step's few tokens still fill the GPU.
+  // A 2-D grid: x splits a token's rotation pairs over blocks, y walks the tokens, so a
+  // decode step's few tokens still fill the GPU.
   const int pairs = (q_heads + k_heads) * (rot / 2);
   if (pairs == 0 || tokens == 0) return FK_OK;
+  constexpr int V = static_cast<int>(16 / sizeof(T));
+  // From 16 tokens on, V pairs per thread in 16-byte packs (fewer, wider accesses); for
+  // fewer tokens one pair per thread, so that a decode step has threads enough.
+  if (neox && tokens >= 16 && (rot / 2) % V == 0 && hs % V == 0 && aligned16(query->data) &&
+      (k == nullptr || aligned16(k)) && aligned16(cache->data)) {
+    constexpr int kPackThreads = 64;
+    const int items = (q_heads + k_heads) * (rot / 2 / V);
+    const dim3 grid(static_cast<unsigned>((items + kPackThreads - 1) / kPackThreads),
+                    static_cast<unsigned>(tokens < 65535 ? tokens : 65535));
+    rotary_neox_packed_kernel<E, P, V><<<grid, kPackThreads, 0, static_cast<cudaStream_t>(ctx->stream)>>>(
+        static_cast<const P*>(positions->data), static_cast<T*>(query->data), k, static_cast<const T*>(cache->data),
+        cache->shape[0], tokens, rot, hs, q_heads, k_heads);
+    return launch_status(ctx, "rotary_embedding");
+  }
   constexpr int kThreads = 128;
   const dim3 grid(static_cast<unsigned>((pairs + kThreads - 1) / kThreads),
                   static_cast<unsigned>(tokens < 65535 ? tokens : 65535));
