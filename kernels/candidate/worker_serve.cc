@@ -52,23 +52,19 @@ struct ServeArgs {
   bool untraced = false;
 };
 
-void set_message(Channel* ch, const std::string& m) {
-  const size_t n = std::min(m.size(), sandbox::kChannelMessage - 1);
-  std::memcpy(ch->reply_message, m.data(), n);
-  ch->reply_message[n] = '\0';
+// `s`, cut to fit, as a NUL-terminated string in the channel's field `dst`.
+template <size_t N>
+void put_text(char (&dst)[N], const std::string& s) {
+  const size_t n = std::min(s.size(), N - 1);
+  std::memcpy(dst, s.data(), n);
+  dst[n] = '\0';
 }
 
 void reply(Channel* ch, uint32_t seq, int32_t code, const std::string& message) {
   ch->reply_code = code;
-  set_message(ch, message);
+  put_text(ch->reply_message, message);
   ch->reply_seq.store(seq);
   if (ch->supervisor_sleeping.load()) sandbox::futex_wake(&ch->reply_seq);
-}
-
-void write_audit(Channel* ch, const std::string& audit) {
-  const size_t n = std::min(audit.size(), sizeof ch->work_audit - 1);
-  std::memcpy(ch->work_audit, audit.data(), n);
-  ch->work_audit[n] = '\0';
 }
 
 // Waits for a request after `last`, spinning for `spin` first; exits when the parent is gone.
@@ -276,16 +272,13 @@ int serve(const ServeArgs& a) {
           ch->work_late = w.late;
           ch->work_dropped = w.dropped + before.dropped;
           ch->work_between = before.activities;
-          const std::string note = before.activities > 0 ? before.example : w.example;
-          const size_t n = std::min(note.size(), sizeof ch->work_note - 1);
-          std::memcpy(ch->work_note, note.data(), n);
-          ch->work_note[n] = '\0';
+          put_text(ch->work_note, before.activities > 0 ? before.example : w.example);
           const std::string fault = !before.error.empty() ? before.error : w.error;
           if (!fault.empty()) {
             reply(ch, seq, sandbox::kReplyDeviceFault, fault);
             std::_Exit(4);  // the context is lost
           }
-          write_audit(ch, device->audit());
+          put_text(ch->work_audit, device->audit());
         } else if (device) {
           // Untraced: the stream's end shows a sticky error as the trace's would.
           ch->work_traced = 0;
@@ -295,7 +288,7 @@ int serve(const ServeArgs& a) {
             reply(ch, seq, sandbox::kReplyDeviceFault, e.what());
             std::_Exit(4);  // the context is lost
           }
-          write_audit(ch, device->audit());
+          put_text(ch->work_audit, device->audit());
         }
         reply(ch, seq, code, message);
         break;
