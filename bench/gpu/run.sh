@@ -39,7 +39,8 @@ fi
 # tiny presets (the model stage too).
 if [ "${FK_GPU_CHECK:-1}" = 1 ]; then
   t1=$(date +%s)
-  build-gpu/orchestrator/fk check candidates/*/cuda --backend cuda --results build-gpu/check-cuda \
+  # FK_GPU_CHECK_CANDIDATES narrows the candidate folders (default: every example's).
+  build-gpu/orchestrator/fk check ${FK_GPU_CHECK_CANDIDATES:-candidates/*/cuda} --backend cuda --results build-gpu/check-cuda \
     --iterations "${FK_GPU_CHECK_ITERATIONS:-20}" > "$out/check-cuda.log" 2>&1
   echo "fk check candidates/*/cuda: exit $? in $(( $(date +%s) - t1 )) s"
   grep -v "^  " "$out/check-cuda.log" | tail -60
