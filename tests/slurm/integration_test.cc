@@ -14,6 +14,7 @@
 
 #include <sys/stat.h>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace fk;
@@ -58,9 +59,18 @@ class ForgetfulClient final : public SlurmClient {
 class RealSlurm : public ::testing::Test {
  protected:
   void SetUp() override {
-    const SubprocessResult r = sh({"sinfo", "--noheader", "--partition=debug", "--format=%T"});
-    ASSERT_TRUE(r.ok() && (r.output.find("idle") != std::string::npos || r.output.find("mixed") != std::string::npos ||
-                           r.output.find("alloc") != std::string::npos))
+    // A node still "completing" the previous test's job (Slurm kills its processes and
+    // runs the epilog, up to KillWait) takes none yet: wait for it, a minute at most.
+    auto usable = [](const SubprocessResult& q) {
+      return q.ok() && (q.output.find("idle") != std::string::npos || q.output.find("mixed") != std::string::npos ||
+                        q.output.find("alloc") != std::string::npos);
+    };
+    SubprocessResult r = sh({"sinfo", "--noheader", "--partition=debug", "--format=%T"});
+    for (int i = 0; i < 120 && r.ok() && !usable(r) && r.output.find("completing") != std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      r = sh({"sinfo", "--noheader", "--partition=debug", "--format=%T"});
+    }
+    ASSERT_TRUE(usable(r))
         << "Slurm is not running (sinfo: " << r.describe() << ", '" << r.output
         << "'): start the test cluster with slurm/start-slurm.sh (as root); CI does it in .ci/run";
     dir_ = fresh_dir("real");
