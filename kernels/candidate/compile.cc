@@ -165,7 +165,9 @@ CompileResult candidate_compile(const CandidateManifest& m, const CompileOptions
   const std::string tmp = fs_temp_sibling(lib.string()) + ".so";
   r.command = candidate_compile_command(m, o, tmp);
   std::vector<std::string> argv = r.command;
-  const fs::path scratch = dir / "tmp";
+  // The compiler's own scratch folder, one per build: two processes that build the same
+  // candidate at once (two fk checks sharing a cache) must not remove each other's.
+  const fs::path scratch = fs_temp_sibling((dir / "tmp").string());
   if (!o.sandbox_exec.empty()) {
     fs::create_directories(scratch, ec);
     // The scratch folder comes first: the sandbox makes it TMPDIR and HOME.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -83,6 +85,25 @@ TEST_F(ManifestTest, BuildIsCachedByContentAndErrorsKeepTheCompilerMessage) {
   EXPECT_NE(third.key, first.key);
   EXPECT_NE(third.log.find("error"), std::string::npos);
   EXPECT_NE(third.reason.find("k.cc"), std::string::npos) << third.reason;
+}
+
+// Builds of one candidate into one cache at the same time (two fk checks, or two test
+// processes, sharing FK_CACHE_DIR) each have their own compiler scratch folder: on the
+// H200 one build removed the other's and the second was a COMPILE_ERROR "can't create
+// .../tmp/...o".
+TEST_F(ManifestTest, ConcurrentBuildsOfOneCandidateBothSucceed) {
+  ASSERT_TRUE(load(kGood).ok());
+  CompileOptions o = CompileOptions::defaults();
+  o.cache_dir = (dir_ / "cache").string();
+  for (int round = 0; round < 3; ++round) {
+    fs::remove_all(o.cache_dir);
+    std::vector<CompileResult> results(4);
+    std::vector<std::thread> builders;
+    for (auto& r : results) builders.emplace_back([&, p = &r] { *p = candidate_compile(*manifest_, o); });
+    for (auto& t : builders) t.join();
+    for (const auto& r : results) EXPECT_TRUE(r.ok) << r.reason << "\n" << r.log;
+    EXPECT_TRUE(fs::exists(results[0].library));
+  }
 }
 
 }  // namespace

@@ -33,13 +33,15 @@ case $case_name in
     has "-> $work/a-again.h5"
     [ "$(ls "$work" | grep -c 'a-again.h5')" -eq 1 ] || { ls "$work"; echo "FAIL: temporary left" >&2; exit 1; }
     ;;
-  same)  # two runs of one campaign: nothing beyond noise. Kernels under 20 us are left
+  same)  # two runs of one campaign: nothing beyond noise. Kernels under 50 us are left
     # out: on a shared 2-core machine a process's memory layout (ASLR) alone moves a
-    # 6 us kernel by 25% between two identical runs, reproducibly within each run.
-    expect 0 "$fk" compare "$A" "$B" --min-time 2e-5
+    # 6 us kernel by 25% between two identical runs, reproducibly within each run, and a
+    # fresh-clone CI run saw a 24 us one move by 15% (p10 too). A dozen kernels and the
+    # model timings stay compared.
+    expect 0 "$fk" compare "$A" "$B" --min-time 5e-5
     has "fk compare: 0 regression\(s\)"
-    has "kernel timings: [0-9]+ items"
-    expect 0 "$fk" compare "$B" "$A" --min-time 2e-5
+    has "kernel timings: [1-9][0-9]* items"
+    expect 0 "$fk" compare "$B" "$A" --min-time 5e-5
     ;;
   slowdown)  # every timed region 20% longer
     expect 1 "$fk" compare "$A" "$work/slow/campaign.h5"
@@ -59,7 +61,7 @@ case $case_name in
   folders)  # results folders work as well as campaign files, and mixed
     expect 1 "$fk" compare "$work/a" "$work/slow"
     has "OLD results folder"
-    expect 0 "$fk" compare "$work/a" "$B" --min-time 2e-5
+    expect 0 "$fk" compare "$work/a" "$B" --min-time 5e-5  # as in "same"
     ;;
   bad_input)
     expect 2 "$fk" compare "$A" "$work/nope.h5"
