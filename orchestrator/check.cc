@@ -117,10 +117,9 @@ int check_run(const CheckOptions& given) {
     }
   }
   if (!o.sanitize.empty()) {
-    const auto& tools = spec::sanitizer_tools();
-    if (std::find(tools.begin(), tools.end(), o.sanitize) == tools.end()) {
+    if (!spec::sanitizer_tool_known(o.sanitize)) {
       fmt::print(stderr, "fk check: --sanitize: '{}' is not a compute-sanitizer tool ({})\n", o.sanitize,
-                 fmt::join(tools, ", "));
+                 fmt::join(spec::sanitizer_tools(), ", "));
       return 2;
     }
     if (o.backend == "cpu") {

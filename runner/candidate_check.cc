@@ -154,7 +154,6 @@ CandidateCheck candidate_check(const kernels::CandidateManifest& manifest, const
     copy_gate(gate, r);
     bool tool_stopped = false;  // the sanitizer stopped a bad access: the worker's end is its doing
     if (cand->sanitized()) {
-      if (gate.candidate_ended) cand->kill();  // the sanitizer finishes its log
       const VerdictReason found = kernels::sanitizer_verdict(cand->config().sanitizer_tool, cand->sanitizer_findings());
       if (found.verdict != Verdict::kPassed) {
         // memcheck stops a kernel at its first bad access, and the worker then sees a

@@ -1,5 +1,6 @@
 #include "core/spec/campaign.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -72,6 +73,11 @@ void read_duration(MapReader& r, const std::string& key, double& out) {
 const std::vector<std::string>& sanitizer_tools() {
   static const std::vector<std::string> tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
   return tools;
+}
+
+bool sanitizer_tool_known(const std::string& tool) {
+  const auto& tools = sanitizer_tools();
+  return std::find(tools.begin(), tools.end(), tool) != tools.end();
 }
 
 namespace {

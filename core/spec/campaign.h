@@ -40,6 +40,7 @@ struct KernelStageSpec {
 
 // The compute-sanitizer tools `kernel_stage.sanitize` (and `fk check --sanitize`) take.
 const std::vector<std::string>& sanitizer_tools();
+bool sanitizer_tool_known(const std::string& tool);
 
 struct ModelStageSpec {
   bool enabled = true;

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -328,9 +327,8 @@ KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
   if (in.has("sanitize")) {  // absent in job files written before it existed
     const JsonIn t = in.at("sanitize");
     k.sanitize = t.str();
-    const auto& tools = sanitizer_tools();
-    if (!k.sanitize.empty() && std::find(tools.begin(), tools.end(), k.sanitize) == tools.end())
-      t.fail(fmt::format("'{}' is not a compute-sanitizer tool ({})", k.sanitize, fmt::join(tools, ", ")));
+    if (!k.sanitize.empty() && !sanitizer_tool_known(k.sanitize))
+      t.fail(fmt::format("'{}' is not a compute-sanitizer tool ({})", k.sanitize, fmt::join(sanitizer_tools(), ", ")));
   }
   return k;
 }

@@ -78,21 +78,27 @@ std::vector<std::string> worker_environment(int threads) {
   return env;
 }
 
+// The fields of /proc/<pid>/stat after the command's name, from field 3 (state) on;
+// empty when the process is gone.
+std::vector<std::string> proc_stat_fields(int pid) {
+  std::ifstream f(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(f, line);
+  const size_t close = line.rfind(')');
+  std::vector<std::string> out;
+  if (close == std::string::npos || close + 2 > line.size()) return out;
+  std::istringstream rest(line.substr(close + 2));
+  for (std::string field; rest >> field;) out.push_back(field);
+  return out;
+}
+
 // The sanitizer's child that is the worker: the pid the worker wrote, when its parent
 // is the sanitizer (a pid the candidate could forge is believed only then), else the
 // sanitizer's one child found in /proc, else the sanitizer itself.
 int sanitized_child(int sanitizer, int claimed) {
   auto parent_of = [](int pid) {
-    std::ifstream f(fmt::format("/proc/{}/stat", pid));
-    std::string line;
-    std::getline(f, line);
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos) return -1;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state;
-    int ppid = -1;
-    rest >> state >> ppid;
-    return ppid;
+    const std::vector<std::string> f = proc_stat_fields(pid);
+    return f.size() > 1 ? std::atoi(f[1].c_str()) : -1;  // field 4, ppid
   };
   if (claimed > 0 && parent_of(claimed) == sanitizer) return claimed;
   std::error_code ec;
@@ -372,20 +378,9 @@ WorkerCpu Worker::cpu() const {
     if (f >> ns) t.live_threads_s += ns * 1e-9;
     ++t.threads;
   }
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  std::getline(stat, line);
-  const size_t close = line.rfind(')');
-  if (close != std::string::npos) {
-    std::istringstream rest(line.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int k = 3; k <= 15 && rest >> field; ++k) {
-      if (k == 14) utime = std::atof(field.c_str());
-      if (k == 15) stime = std::atof(field.c_str());
-    }
-    t.process_s = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
+  // utime and stime: fields 14 and 15, in clock ticks.
+  if (const std::vector<std::string> f = proc_stat_fields(pid); f.size() > 12)
+    t.process_s = (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / static_cast<double>(sysconf(_SC_CLK_TCK));
   return t;
 }
 
