@@ -45,11 +45,25 @@ Tensor Backend::to_host(const Tensor& t) {
   return host;
 }
 
+bool Backend::rows_copyable(const Tensor& t) {
+  if (!t.defined()) return false;
+  if (t.is_contiguous()) return true;
+  return t.dim() == 2 && t.strides()[1] == 1 && t.strides()[0] >= t.size(1);
+}
+
 OpCall Backend::to_device(const OpCall& host_call) {
   OpCall c;
   c.params = host_call.params;
   c.args.reserve(host_call.args.size());
   for (const Tensor& t : host_call.args) c.args.push_back(t.defined() ? to_device(t) : Tensor());
+  return c;
+}
+
+OpCall Backend::to_host(const OpCall& call) {
+  OpCall c;
+  c.params = call.params;
+  c.args.reserve(call.args.size());
+  for (const Tensor& t : call.args) c.args.push_back(t.defined() ? to_host(t) : Tensor());
   return c;
 }
 

@@ -140,6 +140,11 @@ class Backend {
   virtual void download(const Tensor& host, const Tensor& src) = 0;
   // dst <- src, both on this device, contiguous, same bytes; enqueued.
   virtual void copy(const Tensor& dst, const Tensor& src) = 0;
+  // dst <- src, both on this device, of one shape and dtype: each a matrix whose rows are
+  // contiguous (stride 1 in the last dimension) at any row stride (a column block of a
+  // wider matrix, every q_len-th row), or a contiguous tensor of any rank; enqueued.
+  // Anything else throws fk::Error(kInvalidArgument) naming both tensors.
+  virtual void copy_rows(const Tensor& dst, const Tensor& src) = 0;
   // Every byte of t set to `byte`; enqueued.
   virtual void memset(const Tensor& t, uint8_t byte) = 0;
   // Every element of t (a float tensor) set to `value` rounded to t's dtype; enqueued.
@@ -148,8 +153,12 @@ class Backend {
   // Helpers over the calls above.
   Tensor to_device(const Tensor& host);   // a copy of host on this device
   Tensor to_host(const Tensor& t);        // a contiguous CPU copy (waits)
+  // Whether copy_rows() takes `t`: contiguous, or a matrix with contiguous rows.
+  static bool rows_copyable(const Tensor& t);
   // A copy of every defined tensor of `call` on this device (params copied).
   OpCall to_device(const OpCall& host_call);
+  // A contiguous host copy of every defined tensor of `call` (waits; params copied).
+  OpCall to_host(const OpCall& call);
 
   // --- ordering and timing -------------------------------------------------------------
   virtual void* stream() const = 0;  // cudaStream_t; nullptr on the CPU

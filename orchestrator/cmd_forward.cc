@@ -1,14 +1,15 @@
 // `fk forward <spec.yaml> --inputs IN.safetensors [--weights CKPT] [--layout tp2pp2]
-//             [--dtype fp32|bf16|fp16] -o OUT.safetensors`
+//             [--dtype fp32|bf16|fp16] [--backend cpu|cuda] -o OUT.safetensors`
 //
-// One forward pass of a model on the CPU backend (runner/forward.h says what is
-// written). fk checks the arguments it can, then launches the ranks the layout needs:
+// One forward pass of a model on the CPU or CUDA backend (runner/forward.h says what
+// is written). fk checks the arguments it can, then launches the ranks the layout needs:
 // `mpirun -np <tp*pp*dp> fk-runner --forward ...` ($FK_MPIRUN, $FK_RUNNER as for
 // fk run), or fk-runner alone for one rank, in a process group of its own under a time
 // limit (--timeout, default one hour). SIGINT/SIGTERM stop that group (a second one
 // kills it at once) and fk exits 130/143 with nothing left running. The runner's
 // messages pass through; the exit status is the runner's (2 bad input, 3 failed, 4
 // crashed), 3 after the time limit.
+#include "core/device.h"
 #include "core/spec/spec_file.h"
 #include "core/spec/workload.h"
 #include "core/subprocess.h"
@@ -26,7 +27,7 @@ namespace fk::orchestrator {
 namespace {
 
 struct ForwardArgs {
-  std::string spec, preset = "full", weights, inputs, layout = "tp1", dtype = "fp32", output;
+  std::string spec, preset = "full", weights, inputs, layout = "tp1", dtype = "fp32", output, backend = "cpu";
   uint64_t seed = 0;
   double timeout_s = 3600;
 };
@@ -45,6 +46,10 @@ int forward_main(const ForwardArgs& a) {
     fmt::print(stderr, "fk forward: --layout {}: expected e.g. tp1, tp2, pp2, tp2pp2, tp2dp2\n", a.layout);
     return 2;
   }
+  if (!device_kind_parse(a.backend)) {
+    fmt::print(stderr, "fk forward: --backend {}: expected cpu or cuda\n", a.backend);
+    return 2;
+  }
   for (const auto& [flag, path] : {std::pair<std::string, std::string>{"spec", a.spec}, {"--inputs", a.inputs},
                                    {"--weights", a.weights}})
     if (!path.empty() && !std::filesystem::exists(path)) {
@@ -58,7 +63,8 @@ int forward_main(const ForwardArgs& a) {
     cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
   }
   cmd.insert(cmd.end(), {runner_path(), "--forward", a.spec, "--preset", a.preset, "--inputs", a.inputs, "--layout",
-                         a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "-o", a.output});
+                         a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "--forward-backend", a.backend,
+                         "-o", a.output});
   if (!a.weights.empty()) cmd.insert(cmd.end(), {"--weights", a.weights});
   if (!(a.timeout_s >= 0) || a.timeout_s > 31536000) {
     fmt::print(stderr, "fk forward: --timeout {}: expected seconds in [0, 31536000] (0: none)\n", a.timeout_s);
@@ -105,6 +111,7 @@ void register_forward(CLI::App& app, int* status) {
   sub->add_option("--layout", a->layout, "tpNppNdpN: the ranks to run on (default tp1)");
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16 (default fp32)");
   sub->add_option("--preset", a->preset, "The spec's preset (default full)");
+  sub->add_option("--backend", a->backend, "Where the model runs: cpu (default) or cuda (one GPU per rank)");
   sub->add_option("--seed", a->seed, "Seed of random weights (no checkpoint)");
   sub->add_option("--timeout", a->timeout_s, "Seconds before the ranks are stopped (default 3600; 0: none)");
   sub->callback([a, status] { *status = forward_main(*a); });

@@ -68,6 +68,10 @@ void CandidateStage::build_one(Entry& e) {
   e.runnable = true;  // loading happens in its worker, never here
 }
 
+const kernels::OpImpl& CandidateStage::model_baseline(const std::string& op) const {
+  return kernels::OpRegistry::global().impl(op, std::string(device_kind_name(backend_.kind())));
+}
+
 kernels::Backend* CandidateStage::device_of(const Entry& e) const {
   return e.manifest && e.manifest->backend != DeviceKind::kCpu ? &backend_ : nullptr;
 }
@@ -161,7 +165,7 @@ std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>&
       } else {
         workers_.push_back(w);
         auto impl = std::make_shared<kernels::OpImpl>(
-            kernels::worker_op_impl(w, ImplSet::baseline(DeviceKind::kCpu).baseline(e.op), e.model_failure));
+            kernels::worker_op_impl(w, model_baseline(e.op), e.model_failure, &backend_));
         owned_.push_back(impl);
         set.set(e.op, impl.get());
       }
@@ -176,7 +180,7 @@ std::optional<ImplSet> CandidateStage::select(const std::vector<InstanceRecord>&
 }
 
 ImplSet CandidateStage::baseline_set() {
-  ImplSet set = ImplSet::baseline(DeviceKind::kCpu);
+  ImplSet set = ImplSet::baseline(backend_.kind());
   for (const Entry& e : entries_) {
     if (!kernels::OpRegistry::global().find(e.op)) continue;
     kernels::WorkerConfig wc;
@@ -194,7 +198,7 @@ ImplSet CandidateStage::baseline_set() {
     // The baseline worker runs our own code: its failure is an error of the run, not of a candidate.
     auto failure = std::make_shared<kernels::RemoteFailure>();
     auto impl = std::make_shared<kernels::OpImpl>(
-        kernels::worker_op_impl(w, ImplSet::baseline(DeviceKind::kCpu).baseline(e.op), failure));
+        kernels::worker_op_impl(w, model_baseline(e.op), failure, &backend_));
     owned_.push_back(impl);
     set.set(e.op, impl.get());
   }

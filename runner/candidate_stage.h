@@ -43,8 +43,8 @@ class CandidateStage {
   // The same checks and agreement without a selected run (a job without the model
   // stage: its instances come from the shape pass). Collective over the group.
   void check(const std::vector<InstanceRecord>& instances);
-  // The baseline implementation set of the baseline run: the candidates' ops through a
-  // baseline worker (see above). Not collective.
+  // The baseline implementation set of the baseline run (the job backend's baselines):
+  // the candidates' ops through a baseline worker (see above). Not collective.
   ImplSet baseline_set();
   // Where the runnable candidates' workers run: "cpu", "cuda", "cpu and cuda", or "none".
   std::string devices() const;
@@ -71,6 +71,9 @@ class CandidateStage {
   void build_one(Entry& e);
   // The backend a runnable entry's workers use: nullptr (host) for a CPU candidate.
   kernels::Backend* device_of(const Entry& e) const;
+  // The model stage's baseline of `op` (on the job's backend, where the model runs): what
+  // a worker-backed op falls back to.
+  const kernels::OpImpl& model_baseline(const std::string& op) const;
   // Checks this rank's instances; returns per entry whether it may not join the model
   // stage, agreed over the group (the maximum). Collective.
   std::vector<int32_t> gate(const std::vector<InstanceRecord>& instances);

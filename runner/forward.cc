@@ -4,7 +4,9 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/spec/spec_file.h"
+#include "kernels/backends.h"
 #include "runner/model/checkpoint_weights.h"
+#include "runner/model/model_comms.h"
 #include "runner/model/transformer.h"
 #include "runner/runtime.h"
 
@@ -53,6 +55,12 @@ ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
   const auto dt = dtype_parse(o.dtype);
   if (!dt || !dtype_is_float(*dt) || *dt == DType::kF64)
     fail(ErrorKind::kInvalidArgument, "--dtype {}: expected fp32, bf16 or fp16", o.dtype);
+  const auto backend = device_kind_parse(o.backend);
+  if (!backend)
+    fail(ErrorKind::kInvalidArgument, "--backend {}: expected cpu or cuda", o.backend);
+  p.backend = *backend;
+  if (const std::string why = kernels::backend_unavailable(p.backend); !why.empty())
+    fail(ErrorKind::kUnsupported, "--backend {}: {}", o.backend, why);
   if (p.layout.ranks() != world_size)
     fail(ErrorKind::kInvalidArgument, "--layout {} needs {} ranks, but {} were started", o.layout, p.layout.ranks(),
          world_size);
@@ -88,23 +96,27 @@ ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
 std::string forward_execute(const ForwardPlan& p, collectives::Communicator& world, const Agree& agree) {
   const auto t0 = std::chrono::steady_clock::now();
   const collectives::Grid grid(p.layout, world.rank());
-  collectives::GroupComms comms = collectives::grid_split(world, grid);
+  collectives::GroupComms groups = collectives::grid_split(world, grid);
   const Placement pl = placement_of(grid);
   const spec::Architecture& a = p.arch;
   const DType dtype = p.workload.dtype_for(a);
 
   // Each rank reads its shard; a bad checkpoint fails on some ranks only, so agree
   // before the first collective of the model.
+  // A rank without a device of its own fails the same way.
+  std::unique_ptr<kernels::Backend> backend;
   ModelWeights weights;
   std::string problem;
   try {
+    backend = kernels::backend_create(p.backend, kernels::node_local_rank());
     const ModelWeights master = p.weights.empty() ? ModelWeights::generate(a, pl, p.seed)
                                                   : ModelWeights::build(a, pl, CheckpointWeights(p.weights, a));
-    weights = dtype == DType::kF32 ? master : master.to_dtype(dtype);
+    weights = (dtype == DType::kF32 ? master : master.to_dtype(dtype)).to_backend(*backend);
   } catch (const Error& e) {
     problem = e.what();
   }
   agree(problem);
+  const ModelCommunicators comms(*backend, groups);
 
   const int64_t batch = p.workload.batch, seq = p.workload.seq_len, h = a.hidden_size, layers = a.num_hidden_layers;
   const int64_t b0 = pl.batch_begin(p.workload), nb = pl.batch_size(p.workload);
@@ -123,8 +135,8 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   };
 
   Tensor tokens = p.input_ids.slice(0, b0, nb).contiguous_copy();
-  Runtime rt(ImplSet::baseline(DeviceKind::kCpu));
-  Transformer model(a, p.workload, pl, ModelComms{comms.tp.get(), comms.pp.get()}, weights, rt);
+  Runtime rt(ImplSet::baseline(p.backend), *backend);
+  Transformer model(a, p.workload, pl, comms.comms(), weights, rt);
   model.set_all_logits(true);
   model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
     if (layer < 0) {
@@ -158,10 +170,11 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
                      {"model_type", a.model_type},
                      {"layout", p.layout.name()},
                      {"dtype", std::string(dtype_name(dtype))},
+                    {"backend", std::string(device_kind_name(p.backend))},
                      {"weights", p.weights.empty() ? fmt::format("random (seed {})", p.seed) : p.weights}});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return fmt::format("fk forward: {} {} {} batch {} x {} positions in {:.2f} s -> {} ({} + hidden_states.0..{})", a.name,
-                     p.layout.name(), dtype_name(dtype), batch, seq, s, p.output,
+  return fmt::format("fk forward: {} {} {} on {} batch {} x {} positions in {:.2f} s -> {} ({} + hidden_states.0..{})",
+                     a.name, p.layout.name(), dtype_name(dtype), device_kind_name(p.backend), batch, seq, s, p.output,
                      encoder ? "last_hidden_state" : "logits", layers);
 }
 

@@ -3,8 +3,9 @@
 //
 // Every rank reads the architecture spec, the inputs and its own shard of the weights
 // (a checkpoint, or the spec's random weights with --seed), runs the prefill of all the
-// input positions in the layout (TP/PP/DP, the same Transformer the jobs use), and
-// rank 0 writes one safetensors file:
+// input positions in the layout (TP/PP/DP, the same Transformer the jobs use) on its
+// backend (the CPU, or its node-local GPU with NCCL between ranks), and rank 0 writes
+// one safetensors file:
 //   logits             [batch, seq, vocab] fp32 (models with an LM head), or
 //   last_hidden_state  [batch, seq, hidden] fp32 (encoders)
 //   hidden_states.<i>  [batch, seq, hidden] fp32, i = 0..L, HF's output_hidden_states
@@ -33,6 +34,7 @@ struct ForwardOptions {
   std::string dtype = "fp32";
   std::string output;         // safetensors file to write (rank 0)
   uint64_t seed = 0;          // random weights when there is no checkpoint
+  std::string backend = "cpu";  // where the model runs: cpu, or cuda (one GPU per node-local rank)
 };
 
 // What every rank needs, checked: throws fk::Error naming the file, field or flag.
@@ -44,6 +46,7 @@ struct ForwardPlan {
   uint64_t seed = 0;
   Tensor input_ids;         // [batch, seq] int64
   std::string output;
+  DeviceKind backend = DeviceKind::kCpu;
 };
 ForwardPlan forward_prepare(const ForwardOptions& options, int world_size);
 

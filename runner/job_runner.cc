@@ -8,6 +8,7 @@
 #include "results/job_result.h"
 #include "runner/candidate_stage.h"
 #include "runner/kernel_stage.h"
+#include "runner/model/model_comms.h"
 #include "runner/model_stage.h"
 
 #include <chrono>
@@ -144,7 +145,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   const std::unique_ptr<kernels::Backend> backend =
       kernels::backend_create(job.backend, kernels::node_local_rank(), options.backend);
   const collectives::Grid grid(job.layout, group.rank());
-  collectives::GroupComms comms = collectives::grid_split(group, grid);
+  collectives::GroupComms groups = collectives::grid_split(group, grid);
+  const ModelCommunicators comms(*backend, groups);
   const Placement pl = placement_of(grid);
 
   CandidateStage candidates(job, group, pl, static_cast<int>(std::max<int64_t>(1, options.threads_per_rank)), *backend,
@@ -155,7 +157,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.arch = job.arch;
   mc.workload = job.workload;
   mc.placement = pl;
-  mc.comms = ModelComms{comms.tp.get(), comms.pp.get()};
+  mc.comms = comms.comms();
+  mc.backend = backend.get();
   mc.seed = job.seed;
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
   mc.rank = group.rank();
@@ -222,7 +225,8 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   r.meta.mpi_library = options.mpi_library;
   r.meta.blas = kernels::blas_info();
   r.meta.device = fmt::format("{}: {}", backend->name(), backend->facts().describe());
-  r.meta.stage_backends = fmt::format("model: cpu, kernel: {}, candidates: {}",
+  r.meta.stage_backends = fmt::format("model: {}, kernel: {}, candidates: {}",
+                                      job.model_stage.enabled ? std::string(device_kind_name(job.backend)) : "none",
                                       job.kernel_stage.enabled ? std::string(device_kind_name(job.backend)) : "none",
                                       candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;

@@ -38,9 +38,10 @@ struct JobSummary {
 
 // Runs `job` on `group` (whose size must equal the job's ranks). The summary is
 // filled on the group leader only. The job's backend (job.backend) is made once here,
-// on this rank's node-local device, and runs the kernel stage; the model stage and the
-// candidate gates run on the CPU backend in this version (the job file's
-// `stage_backends` attribute says which ran where).
+// on this rank's node-local device, and runs the model stage (with the backend's
+// communicators between ranks) and the kernel stage; the candidates' gates run in
+// workers on the device of each candidate (the job file's `stage_backends` attribute
+// says which ran where).
 JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const RunnerOptions& options);
 
 }  // namespace fk::runner

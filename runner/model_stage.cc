@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "kernels/backends.h"
 #include "runner/model/checkpoint_weights.h"
 
 #include <chrono>
@@ -99,6 +100,8 @@ struct StepPlan {
 class ModelStage {
  public:
   explicit ModelStage(const ModelStageConfig& c) : c_(c), a_(c.arch), w_(c.workload), pl_(c.placement) {
+    if (c.backend == nullptr) own_backend_ = kernels::backend_create(DeviceKind::kCpu, 0);
+    backend_ = c.backend != nullptr ? c.backend : own_backend_.get();
     const int64_t local_layers = pl_.layer_count(a_);
     const double prefill_bytes = static_cast<double>(pl_.batch_size(w_) * w_.seq_len * a_.hidden_size) * 4.0 * 2.0 *
                                  static_cast<double>(local_layers);
@@ -112,7 +115,8 @@ class ModelStage {
   // weights, no op run, recording what the baseline run would record.
   std::vector<InstanceRecord> instances() {
     const ModelWeights weights = ModelWeights::placeholders(a_, pl_, w_.dtype_for(a_));
-    Runtime rt(ImplSet::baseline(c_.device));
+    const auto host = kernels::backend_create(DeviceKind::kCpu, 0);
+    Runtime rt(ImplSet::baseline(backend_->kind()), *host);
     rt.set_shapes_only(true);
     InstanceRecorder recorder;
     rt.set_recorder(&recorder);
@@ -135,7 +139,7 @@ class ModelStage {
                                     ? ModelWeights::generate(a_, pl_, c_.seed)
                                     : ModelWeights::build(a_, pl_, CheckpointWeights(a_.checkpoint, a_));
     const ModelWeights lowp = dtype == DType::kF32 ? master : master.to_dtype(dtype);
-    const ImplSet base = ImplSet::baseline(c_.device);
+    const ImplSet base = ImplSet::baseline(backend_->kind());
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
     run_one("fp32", master, base, true);
     run_one("baseline", lowp, c_.baseline ? *c_.baseline : base, false);
@@ -195,8 +199,10 @@ class ModelStage {
     }
   }
 
-  void run_one(const std::string& run, const ModelWeights& weights, const ImplSet& impls, bool is_fp32) {
-    Runtime rt(impls);
+  // The run's weights live on the backend while it lasts (a device holds one precision at a time).
+  void run_one(const std::string& run, const ModelWeights& host_weights, const ImplSet& impls, bool is_fp32) {
+    const ModelWeights weights = host_weights.to_backend(*backend_);
+    Runtime rt(impls, *backend_);
     StepSink sink;
     rt.set_sink(&sink);
     InstanceRecorder recorder;
@@ -261,11 +267,15 @@ class ModelStage {
         next.data_as<int64_t>()[i] = argmax(logits.data_as<float>() + i * a_.vocab_size, a_.vocab_size);
       greedy_.push_back(next);
     }
-    if (pl_.pp > 1) {
-      Runtime rt(ImplSet::baseline(c_.device));
-      if (pl_.last_stage()) rt.send(c_.comms.pp, next, 0, static_cast<int>(100000 + s), "pp.tokens");
-      if (pl_.first_stage()) rt.recv(c_.comms.pp, next, static_cast<int>(pl_.pp - 1), static_cast<int>(100000 + s),
-                                     "pp.tokens");
+    if (pl_.pp > 1) {  // through the pipeline group, in the backend's memory
+      Runtime rt(ImplSet::baseline(backend_->kind()), *backend_);
+      const Tensor buf = pl_.last_stage() ? rt.upload(next) : rt.empty(DType::kI64, {b, 1});
+      if (pl_.last_stage()) rt.send(c_.comms.pp, buf, 0, static_cast<int>(100000 + s), "pp.tokens");
+      if (pl_.first_stage()) {
+        rt.recv(c_.comms.pp, buf, static_cast<int>(pl_.pp - 1), static_cast<int>(100000 + s), "pp.tokens");
+        next = backend_->to_host(buf);
+      }
+      rt.flush();
     }
     if (pl_.first_stage()) forced_.push_back(next);
   }
@@ -305,6 +315,8 @@ class ModelStage {
   }
 
   const ModelStageConfig& c_;
+  std::unique_ptr<kernels::Backend> own_backend_;
+  kernels::Backend* backend_ = nullptr;
   const spec::Architecture& a_;
   const spec::Workload& w_;
   Placement pl_;

@@ -38,8 +38,12 @@ struct ModelStageConfig {
   uint64_t seed = 0;
   int64_t iterations = 1;
   int64_t rank = 0;                // rank within the job group (for records)
-  DeviceKind device = DeviceKind::kCpu;
-  std::optional<ImplSet> baseline; // the baseline run's implementations (default: ImplSet::baseline(device))
+  // Where the model runs (the job's backend): weights, KV cache and activations live on
+  // it and its baselines run. nullptr: a CPU backend of the stage's own. The shape pass
+  // always runs on the host (nothing is computed). With a device backend, `comms` are
+  // communicators for its buffers (Backend::communicator).
+  kernels::Backend* backend = nullptr;
+  std::optional<ImplSet> baseline; // the baseline run's implementations (default: the backend's baselines)
   std::optional<ImplSet> selected; // the candidate set's implementations, if it replaces any op
   // Alternatively, decided after the baseline run from the instances it recorded
   // (the candidate stage checks them first). Collective; nullopt: no selected run.

@@ -3,7 +3,7 @@
 //   fk-runner --jobs jobs.json --results DIR [--only ID,...] [--force]
 //   fk-runner --collectives [--min-bytes 8] [--max-bytes 64M] [--dtype fp32] ...
 //   fk-runner --forward SPEC --inputs IN.safetensors [--weights CKPT] [--layout tp2pp2]
-//             [--dtype fp32] -o OUT.safetensors      (what `fk forward` launches)
+//             [--dtype fp32] [--forward-backend cuda] -o OUT.safetensors      (what `fk forward` launches)
 //
 // The world is split into job groups of tp*pp*dp ranks (jobs are taken in order of
 // their size; consecutive world ranks form a group, so a TP group stays on a node when
@@ -135,7 +135,7 @@ struct Options {
   std::vector<std::string> only;
   bool force = false;
   bool collectives = false;
-  std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32", backend = "mpi";
+  std::string min_bytes = "8", max_bytes = "16M", dtype = "fp32", backend = "mpi", forward_backend = "cpu";
   int64_t warmup = 5, iterations = 20;
   std::string flush = "16M";
   std::string heartbeat, attempt = "manual", quarantine;
@@ -214,6 +214,7 @@ int run_forward(const Options& o) {
   fo.dtype = o.dtype;
   fo.output = o.output;
   fo.seed = o.seed;
+  fo.backend = o.forward_backend;
   fk::runner::ForwardPlan plan;
   std::string problem;
   try {
@@ -374,6 +375,7 @@ int main(int argc, char** argv) {
   app.add_option("--inputs", o.inputs, "Forward: safetensors file with input_ids [batch, seq]");
   app.add_option("--layout", o.layout, "Forward: tpNppNdpN (default tp1)");
   app.add_option("--seed", o.seed, "Forward: seed of random weights when there is no checkpoint");
+  app.add_option("--forward-backend", o.forward_backend, "Forward: cpu, or cuda (one GPU per node-local rank)");
   app.add_option("-o,--output", o.output, "Forward: safetensors file to write");
   int status = 0;
   std::string problem;

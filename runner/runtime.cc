@@ -11,10 +11,6 @@
 namespace fk::runner {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 bool active(const collectives::Communicator* comm) { return comm != nullptr && comm->size() > 1; }
 
 }  // namespace
@@ -82,11 +78,62 @@ void InstanceRecorder::record(const std::string& op, const std::string& role, in
   if (layer >= 0 && (r.layers.empty() || r.layers.back() != layer)) r.layers.push_back(layer);
 }
 
-Runtime::Runtime(ImplSet impls) : impls_(std::move(impls)) {}
+Runtime::Runtime(ImplSet impls, kernels::Backend& backend) : impls_(std::move(impls)), backend_(backend) {}
 
-void Runtime::emit(const std::string& op, const std::string& role, EventKind kind, double seconds, double bytes) {
+Tensor Runtime::zeros(DType dtype, const Shape& shape) const {
+  if (on_host()) return Tensor::zeros(dtype, shape);
+  Tensor t = backend_.empty(dtype, shape);
+  if (!shapes_only_) backend_.memset(t, 0);
+  return t;
+}
+
+void Runtime::zero(Tensor& t) const {
+  if (on_host()) {
+    t = Tensor::zeros(t.dtype(), t.shape());
+  } else if (!shapes_only_) {
+    backend_.memset(t, 0);
+  }
+}
+
+Tensor Runtime::upload(const Tensor& host) const {
+  if (on_host() || host.device() == backend_.device()) return host;
+  Tensor t = backend_.empty(host.dtype(), host.shape());
+  if (!shapes_only_) backend_.upload(t, host);
+  return t;
+}
+
+Tensor Runtime::host_f32(const Tensor& t) const {
+  if (t.device().kind == DeviceKind::kCpu) return t.to_dtype(DType::kF32);
+  const Tensor host = backend_.to_host(t);
+  return host.dtype() == DType::kF32 ? host : host.to_dtype(DType::kF32);
+}
+
+void Runtime::copy_rows(const Tensor& dst, const Tensor& src) const {
+  if (!shapes_only_) backend_.copy_rows(dst, src);
+}
+
+kernels::Timer& Runtime::next_timer() {
+  // A step of a large model makes thousands of calls; past this many the marks are
+  // read now rather than kept.
+  constexpr size_t kMaxPending = 8192;
+  if (pending_.size() >= kMaxPending) flush();
+  if (pending_.size() == timers_.size()) timers_.push_back(backend_.timer());
+  return *timers_[pending_.size()];
+}
+
+void Runtime::record(const std::string& op, const std::string& role, EventKind kind, kernels::Timer& timer,
+                     double bytes) {
   progress_tick();
-  if (sink_ != nullptr) sink_->on_event({op, role, layer_, kind, seconds, bytes});
+  pending_.push_back({OpEvent{op, role, layer_, kind, 0, bytes}, &timer});
+}
+
+void Runtime::flush() {
+  if (!shapes_only_) backend_.synchronize();
+  for (Pending& p : pending_) {
+    p.event.seconds = p.timer->seconds();
+    if (sink_ != nullptr) sink_->on_event(p.event);
+  }
+  pending_.clear();
 }
 
 void Runtime::run(const std::string& op, const std::string& role, const kernels::OpCall& call) {
@@ -106,7 +153,9 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     progress_tick();
     return;
   }
+  kernels::Timer& timer = next_timer();
   const auto t0 = std::chrono::steady_clock::now();
+  timer.start();
   try {
     impl->run(call);
   } catch (const Error& e) {
@@ -115,46 +164,58 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     impls_.baseline(op).run(call);
   }
   seam_stretch(t0);  // test seam (test_seams.h)
-  emit(op, role, EventKind::kCompute, seconds_since(t0), def.bytes ? def.bytes(call) : 0);
+  timer.stop();
+  record(op, role, EventKind::kCompute, timer, def.bytes ? def.bytes(call) : 0);
 }
 
 void Runtime::all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  const auto t0 = std::chrono::steady_clock::now();
+  kernels::Timer& timer = next_timer();
+  timer.start();
   comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
-  emit("all_reduce", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
+  timer.stop();
+  record("all_reduce", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
 }
 
 void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const Tensor& out, const std::string& role) {
   if (shapes_only_) return;
   if (!active(comm)) {
-    if (out.data() != t.data()) std::memcpy(out.data(), t.data(), t.nbytes());
+    // One rank: its block is the first (of one, or of a layout run without its group).
+    if (out.data() != t.data()) backend_.copy(out.reshape({out.numel()}).slice(0, 0, t.numel()), t);
     return;
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  kernels::Timer& timer = next_timer();
+  timer.start();
   comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype());
-  emit("all_gather", role, EventKind::kComm, seconds_since(t0), static_cast<double>(out.nbytes()));
+  timer.stop();
+  record("all_gather", role, EventKind::kComm, timer, static_cast<double>(out.nbytes()));
 }
 
 void Runtime::send(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  const auto t0 = std::chrono::steady_clock::now();
+  kernels::Timer& timer = next_timer();
+  timer.start();
   comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-  emit("send", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
+  timer.stop();
+  record("send", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
 }
 
 void Runtime::recv(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  const auto t0 = std::chrono::steady_clock::now();
+  kernels::Timer& timer = next_timer();
+  timer.start();
   comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-  emit("recv", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
+  timer.stop();
+  record("recv", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
 }
 
 void Runtime::broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  const auto t0 = std::chrono::steady_clock::now();
+  kernels::Timer& timer = next_timer();
+  timer.start();
   comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);
-  emit("broadcast", role, EventKind::kComm, seconds_since(t0), static_cast<double>(t.nbytes()));
+  timer.stop();
+  record("broadcast", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
 }
 
 }  // namespace fk::runner

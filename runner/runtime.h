@@ -1,17 +1,22 @@
-// Runtime: the one door through which model code runs ops and collectives.
+// Runtime: the one door through which model code runs ops, collectives and the data
+// movement between them, on one backend (kernels/backend.h).
 //
 // It picks each op's implementation from an ImplSet (baseline or a candidate per op),
-// checks every call against the op's shape rules, times it (steady clock on the CPU
-// backend), reports it to an EventSink (the model stage's trace) and to an
-// InstanceRecorder (the op instances the kernel stage replays). Collectives go
-// through it too and are timed as communication. No synchronisation is hidden here:
-// on the CPU backend every call has finished when it returns.
+// checks every call against the op's shape rules, times it with the backend's timer
+// (CUDA events enqueued around the call; the steady clock on the CPU), reports it to an
+// EventSink (the model stage's trace) and to an InstanceRecorder (the op instances the
+// kernel stage replays). Collectives go through it too and are timed as communication.
+// Timings reach the sink at flush(): on the CPU each call has finished when it returns,
+// on a device flush() waits for the marks. Model code allocates, zeroes, uploads,
+// downloads and copies through it, so the same model code runs on every backend.
 #pragma once
 
 #include "collectives/communicator.h"
+#include "kernels/backend.h"
 #include "kernels/op.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,7 +83,8 @@ class InstanceRecorder {
 
 class Runtime {
  public:
-  explicit Runtime(ImplSet impls);
+  // `backend` outlives the Runtime; every tensor given to run() lives on it.
+  Runtime(ImplSet impls, kernels::Backend& backend);
 
   void set_sink(EventSink* sink) { sink_ = sink; }
   void set_recorder(InstanceRecorder* recorder) { recorder_ = recorder; }
@@ -90,6 +96,23 @@ class Runtime {
   void set_shapes_only(bool shapes_only) { shapes_only_ = shapes_only; }
   const ImplSet& impls() const { return impls_; }
   int64_t fallbacks() const { return fallbacks_; }
+  kernels::Backend& backend() const { return backend_; }
+  bool on_host() const { return backend_.kind() == DeviceKind::kCpu; }
+
+  // --- memory on the backend (in the shape pass nothing is written or copied) ----------
+  Tensor empty(DType dtype, const Shape& shape) const { return backend_.empty(dtype, shape); }
+  // Zeros (on the CPU: fresh pages that take no memory until written).
+  Tensor zeros(DType dtype, const Shape& shape) const;
+  // `t` set to zeros (on the CPU: replaced by fresh zero pages).
+  void zero(Tensor& t) const;
+  // A host tensor on the backend (on the CPU: `host` itself, not copied).
+  Tensor upload(const Tensor& host) const;
+  // A contiguous fp32 host copy of `t` (waits for the backend).
+  Tensor host_f32(const Tensor& t) const;
+  // dst <- src (Backend::copy_rows: matrices with contiguous rows at any row stride).
+  void copy_rows(const Tensor& dst, const Tensor& src) const;
+  // Waits for the backend's stream, then hands every timed call's time to the sink.
+  void flush();
 
   // Checks and runs `op` on `call`; throws fk::Error naming op, role and problem. A
   // replaced op whose implementation does not support the call (its capability query,
@@ -106,9 +129,18 @@ class Runtime {
   void broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role);
 
  private:
-  void emit(const std::string& op, const std::string& role, EventKind kind, double seconds, double bytes);
+  struct Pending {
+    OpEvent event;
+    kernels::Timer* timer;
+  };
+  // A timer for the next call (from a pool reused after each flush()).
+  kernels::Timer& next_timer();
+  void record(const std::string& op, const std::string& role, EventKind kind, kernels::Timer& timer, double bytes);
 
   ImplSet impls_;
+  kernels::Backend& backend_;
+  std::vector<std::unique_ptr<kernels::Timer>> timers_;
+  std::vector<Pending> pending_;
   EventSink* sink_ = nullptr;
   InstanceRecorder* recorder_ = nullptr;
   int64_t layer_ = -1;

@@ -112,7 +112,8 @@ class Worker {
   // them only through the calls below.
   Tensor alloc(DType dtype, Shape shape);
   unsigned char* alloc_bytes(size_t bytes);
-  // A contiguous copy of `call` in the arena (undefined tensors stay undefined).
+  // A contiguous copy of `call` in the arena (undefined tensors stay undefined). Its
+  // tensors are on the host or, for a device arena, on the arena's device.
   OpCall copy_in(const OpCall& call);
   void reset_arena();
   bool in_arena(const void* p, size_t bytes) const;
@@ -123,8 +124,12 @@ class Worker {
 
   // The supervisor's access to arena memory: memcpy on a host arena, the backend's
   // upload and download on a device arena (each returns when the copy is done).
-  void write(const Tensor& dst, const Tensor& host);  // dst: an arena tensor of host's bytes
+  // dst: an arena tensor of src's bytes; src on the host, or on a device arena's device
+  // (then copied device to device, rows contiguous: Backend::copy_rows).
+  void write(const Tensor& dst, const Tensor& src);
   Tensor read(const Tensor& src) const;               // a contiguous host copy
+  // dst (on a device arena's device, rows contiguous) <- arena tensor src, device to device.
+  void read_into(const Tensor& dst, const Tensor& src) const;
   void write_bytes(void* dst, const void* src, size_t bytes);
   void read_bytes(void* dst, const void* src, size_t bytes) const;
   void set_bytes(void* dst, uint8_t byte, size_t bytes);
@@ -176,7 +181,10 @@ struct RemoteFailure {
   std::string verdict;  // "" while healthy; else CRASHED, TIMEOUT, RUNTIME_ERROR, REWARD_HACK
   std::string reason;
 };
-OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure);
+// `model` is the backend the model's tensors live on (nullptr: the host): device tensors
+// move device to device into a device arena, or through host copies into a host one.
+OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure,
+                      Backend* model = nullptr);
 
 // The verdict name and reason for a worker that ended during `what`.
 RemoteFailure worker_failure_verdict(const Worker& worker, const std::string& what);

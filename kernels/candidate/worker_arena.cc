@@ -41,6 +41,14 @@ Tensor Worker::alloc(DType dtype, Shape shape) {
 }
 
 void Worker::write(const Tensor& dst, const Tensor& host) {
+  if (host.defined() && host.device().kind != DeviceKind::kCpu) {
+    if (!on_device() || host.device() != device() || host.nbytes() != dst.nbytes() || !in_arena(dst.data(), dst.nbytes()))
+      fail(ErrorKind::kInternal, "worker write: {} <- {} do not match or lie outside the arena", dst.describe(),
+           host.describe());
+    config_.device->copy_rows(Tensor::borrow(dst.data(), host.dtype(), host.shape(), device()), host);
+    config_.device->synchronize();  // the worker reads it from its own stream
+    return;
+  }
   const Tensor s = host.is_contiguous() ? host : host.contiguous_copy();
   if (s.nbytes() != dst.nbytes() || !in_arena(dst.data(), dst.nbytes()))
     fail(ErrorKind::kInternal, "worker write: {} <- {} do not match or lie outside the arena", dst.describe(),
@@ -54,6 +62,14 @@ Tensor Worker::read(const Tensor& src) const {
     fail(ErrorKind::kInternal, "worker read: {} lies outside the arena", src.describe());
   read_bytes(out.data(), src.data(), src.nbytes());
   return out;
+}
+
+void Worker::read_into(const Tensor& dst, const Tensor& src) const {
+  if (!on_device() || dst.device() != device() || dst.nbytes() != src.nbytes() || !in_arena(src.data(), src.nbytes()))
+    fail(ErrorKind::kInternal, "worker read: {} <- {} do not match or lie outside the arena", dst.describe(),
+         src.describe());
+  config_.device->copy_rows(dst, Tensor::borrow(src.data(), dst.dtype(), dst.shape(), device()));
+  config_.device->synchronize();
 }
 
 void Worker::write_bytes(void* dst, const void* src, size_t bytes) {

@@ -37,19 +37,22 @@ void copy_strided(const Tensor& dst, const unsigned char* src) {
 
 }  // namespace
 
-OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure) {
+OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, std::shared_ptr<RemoteFailure> failure,
+                      Backend* model) {
   OpImpl impl;
   impl.op = fallback.op;
   impl.name = worker->config().library.empty() ? fallback.name : worker->config().name;
   impl.device = DeviceKind::kCpu;
   const OpImpl* base = &fallback;
-  impl.run = [worker, base, failure](const OpCall& call) {
+  impl.run = [worker, base, failure, model](const OpCall& call) {
     if (!failure->verdict.empty() || !worker->alive()) {
       base->run(call);
       return;
     }
+    // Device tensors reach a host arena through host copies.
+    const bool staged = !worker->on_device() && model != nullptr && model->kind() != DeviceKind::kCpu;
     worker->reset_arena();
-    const OpCall remote = worker->copy_in(call);
+    const OpCall remote = worker->copy_in(staged ? model->to_host(call) : call);
     const std::string op = worker->config().library.empty() ? base->op : worker->config().op;
     const auto reply = worker->call(op, remote);
     if (!reply) {
@@ -73,8 +76,16 @@ OpImpl worker_op_impl(std::shared_ptr<Worker> worker, const OpImpl& fallback, st
     const OpDef& def = OpRegistry::global().def(op);
     for (size_t i = 0; i < call.args.size() && i < def.args.size(); ++i)
       if (call.args[i].defined() && def.args[i].role != ArgRole::kIn) {
-        const Tensor out = worker->on_device() ? worker->read(remote.args[i]) : remote.args[i];
-        copy_strided(call.args[i], static_cast<const unsigned char*>(out.data()));
+        const Tensor& dst = call.args[i];
+        if (dst.device().kind != DeviceKind::kCpu && worker->on_device()) {
+          worker->read_into(dst, remote.args[i]);
+        } else if (dst.device().kind != DeviceKind::kCpu) {  // host arena -> the model's device
+          model->copy_rows(dst, model->to_device(remote.args[i]).reshape(dst.shape()));
+          model->synchronize();
+        } else {
+          const Tensor out = worker->on_device() ? worker->read(remote.args[i]) : remote.args[i];
+          copy_strided(dst, static_cast<const unsigned char*>(out.data()));
+        }
       }
   };
   return impl;

@@ -81,6 +81,25 @@ class CpuBackend final : public Backend {
     require_cpu(src, "copy");
     copy_contiguous(dst, src, "copy");
   }
+  void copy_rows(const Tensor& dst, const Tensor& src) override {
+    require_cpu(dst, "copy_rows");
+    require_cpu(src, "copy_rows");
+    if (dst.shape() != src.shape() || dst.dtype() != src.dtype() || !rows_copyable(dst) || !rows_copyable(src))
+      fail(ErrorKind::kInvalidArgument, "cpu backend: copy_rows: {} <- {}: expected one shape and dtype, rows contiguous",
+           dst.describe(), src.describe());
+    if (dst.numel() == 0) return;
+    if (dst.is_contiguous() && src.is_contiguous()) {
+      if (dst.data() != src.data()) std::memmove(dst.data(), src.data(), dst.nbytes());
+      return;
+    }
+    const int64_t rows = dst.size(0), cols = dst.size(1);
+    const size_t es = dtype_size(dst.dtype()), row = static_cast<size_t>(cols) * es;
+    const int64_t ds = dst.is_contiguous() ? cols : dst.strides()[0], ss = src.is_contiguous() ? cols : src.strides()[0];
+    auto* d = static_cast<char*>(dst.data());
+    const auto* s = static_cast<const char*>(src.data());
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(d + static_cast<size_t>(r * ds) * es, s + static_cast<size_t>(r * ss) * es, row);
+  }
   void memset(const Tensor& t, uint8_t byte) override {
     require_cpu(t, "memset");
     if (!t.is_contiguous()) fail(ErrorKind::kInvalidArgument, "cpu backend: memset: {} is not contiguous", t.describe());

@@ -230,6 +230,25 @@ class CudaBackend final : public kernels::Backend {
     if (dst.nbytes() > 0)
       FK_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice, stream_));
   }
+  void copy_rows(const Tensor& dst, const Tensor& src) override {
+    activate();
+    if (dst.device() != device() || src.device() != device() || dst.shape() != src.shape() ||
+        dst.dtype() != src.dtype() || !rows_copyable(dst) || !rows_copyable(src))
+      fail(ErrorKind::kInvalidArgument, "cuda backend: copy_rows: {} <- {}: expected one shape and dtype on cuda:{}, rows "
+           "contiguous", dst.describe(), src.describe(), device_);
+    if (dst.numel() == 0) return;
+    if (dst.is_contiguous() && src.is_contiguous()) {
+      if (dst.data() != src.data())
+        FK_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice, stream_));
+      return;
+    }
+    const int64_t rows = dst.size(0), cols = dst.size(1);
+    const size_t es = dtype_size(dst.dtype());
+    const int64_t ds = dst.is_contiguous() ? cols : dst.strides()[0], ss = src.is_contiguous() ? cols : src.strides()[0];
+    FK_CUDA_CHECK(cudaMemcpy2DAsync(dst.data(), static_cast<size_t>(ds) * es, src.data(), static_cast<size_t>(ss) * es,
+                                    static_cast<size_t>(cols) * es, static_cast<size_t>(rows), cudaMemcpyDeviceToDevice,
+                                    stream_));
+  }
   void memset(const Tensor& t, uint8_t byte) override {
     activate();
     require_device(t, device_, "memset");

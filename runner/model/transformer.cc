@@ -16,13 +16,14 @@ kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) 
   return kernels::OpCall{std::move(args), std::move(params)};
 }
 
-// Rows [r0, r0 + n) of a 2-D tensor, copied (contiguous).
+// Rows [r0, r0 + n) of a 2-D host tensor, copied (contiguous).
 Tensor copy_rows(const Tensor& t, int64_t r0, int64_t n) { return t.slice(0, r0, n).contiguous_copy(); }
 
-Tensor fp32_sum(const Tensor& a, const Tensor& b) {
-  Tensor x = a.to_dtype(DType::kF32);
+// a + b in fp32 on the host (b may be undefined), for the layer hook.
+Tensor fp32_sum(const Runtime& rt, const Tensor& a, const Tensor& b) {
+  Tensor x = rt.host_f32(a);
   if (!b.defined()) return x;
-  Tensor y = b.to_dtype(DType::kF32);
+  Tensor y = rt.host_f32(b);
   float* px = x.data_as<float>();
   const float* py = y.data_as<float>();
   for (int64_t i = 0; i < x.numel(); ++i) px[i] += py[i];
@@ -68,19 +69,22 @@ Transformer::Transformer(const spec::Architecture& arch, const spec::Workload& w
   if (a_.position.kind == spec::PositionKind::kRope) {
     for (const auto& lw : weights_.layers) {
       const spec::LayerType t = a_.layer_type(lw.index);
-      if (!rope_.count(t)) rope_[t] = rope_cache(a_, t, max_positions_, dtype_);
+      if (!rope_.count(t)) rope_[t] = rt_.upload(rope_cache(a_, t, max_positions_, dtype_));
     }
   }
   reset();
 }
 
 void Transformer::reset() {
-  k_cache_.clear();
-  v_cache_.clear();
+  if (!k_cache_.empty()) {
+    for (Tensor& t : k_cache_) rt_.zero(t);
+    for (Tensor& t : v_cache_) rt_.zero(t);
+    return;
+  }
   const int64_t b = pl_.batch_size(w_), hk = pl_.kv_heads(a_), d = a_.head_dim;
   for (size_t i = 0; i < weights_.layers.size(); ++i) {
-    k_cache_.push_back(Tensor::zeros(dtype_, {b, max_positions_, hk, d}));
-    v_cache_.push_back(Tensor::zeros(dtype_, {b, max_positions_, hk, d}));
+    k_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
+    v_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
   }
 }
 
@@ -91,7 +95,7 @@ bool Transformer::uses_residual_stream() const {
 }
 
 Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
-  Tensor out = Tensor::empty(x.dtype(), x.shape());
+  Tensor out = rt_.empty(x.dtype(), x.shape());
   if (a_.norm.kind == NormKind::kRmsNorm) {
     rt_.run("rms_norm", role, call({out, x, w}, {a_.norm.eps}));
   } else {
@@ -101,7 +105,7 @@ Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, cons
 }
 
 Tensor Transformer::linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
-  Tensor out = Tensor::empty(x.dtype(), {x.size(0), w.size(0)});
+  Tensor out = rt_.empty(x.dtype(), {x.size(0), w.size(0)});
   rt_.run("linear", role, call({out, x, w, b}));
   return out;
 }
@@ -110,13 +114,13 @@ Tensor Transformer::positions(int64_t seqs, int64_t q_len, int64_t q_start) cons
   Tensor p = Tensor::empty(DType::kI64, {seqs * q_len});
   for (int64_t s = 0; s < seqs; ++s)
     for (int64_t i = 0; i < q_len; ++i) p.data_as<int64_t>()[s * q_len + i] = q_start + i;
-  return p;
+  return rt_.upload(p);
 }
 
 Transformer::Stream Transformer::embed(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   const int64_t rows = tokens.numel(), h = a_.hidden_size;
-  Tensor ids = tokens.reshape({rows});
-  Tensor x = Tensor::empty(dtype_, {rows, h});
+  Tensor ids = rt_.upload(tokens.reshape({rows}));
+  Tensor x = rt_.empty(dtype_, {rows, h});
   rt_.run("embedding", "embed", call({x, ids, weights_.embed}, {static_cast<double>(pl_.vocab_begin(a_)),
                                                                    static_cast<double>(a_.vocab_size)}));
   rt_.all_reduce(comms_.tp, x, "tp.embed");
@@ -127,14 +131,14 @@ Transformer::Stream Transformer::embed(const Tensor& tokens, int64_t q_len, int6
     rt_.run("scale", "embed.scale", call({x}, {static_cast<double>(factor)}));
   }
   if (weights_.pos_embed.defined()) {
-    Tensor p = Tensor::empty(dtype_, {rows, h});
+    Tensor p = rt_.empty(dtype_, {rows, h});
     rt_.run("embedding", "embed.positions", call({p, positions(rows / q_len, q_len, q_start), weights_.pos_embed},
                                                  {0.0, static_cast<double>(a_.max_position_embeddings)}));
     rt_.run("add", "embed.add_positions", call({x, x, p}));
   }
   if (weights_.type_embed.defined()) {
-    Tensor types = Tensor::zeros(DType::kI64, {rows});  // token type 0 for every token
-    Tensor t = Tensor::empty(dtype_, {rows, h});
+    Tensor types = rt_.zeros(DType::kI64, {rows});  // token type 0 for every token
+    Tensor t = rt_.empty(dtype_, {rows, h});
     rt_.run("embedding", "embed.token_types", call({t, types, weights_.type_embed},
                                                    {0.0, static_cast<double>(a_.embedding.type_vocab_size)}));
     rt_.run("add", "embed.add_token_types", call({x, x, t}));
@@ -147,21 +151,15 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
                               int64_t q_len, int64_t q_start) {
   const int64_t rows = x.size(0), d = a_.head_dim, hq = pl_.q_heads(a_), hk = pl_.kv_heads(a_);
   Tensor qkv = linear(x, w.qkv_w, w.qkv_b, "attn.qkv_proj");
-  Tensor q = Tensor::empty(dtype_, {rows, hq * d});
-  Tensor k = Tensor::empty(dtype_, {rows, hk * d});
-  Tensor v = Tensor::empty(dtype_, {rows, hk * d});
-  const size_t es = dtype_size(dtype_);
-  const int64_t width = (hq + 2 * hk) * d;
-  for (int64_t r = 0; r < rows; ++r) {
-    const char* src = static_cast<const char*>(qkv.data()) + r * width * static_cast<int64_t>(es);
-    std::memcpy(static_cast<char*>(q.data()) + r * hq * d * static_cast<int64_t>(es), src, static_cast<size_t>(hq * d) * es);
-    std::memcpy(static_cast<char*>(k.data()) + r * hk * d * static_cast<int64_t>(es), src + hq * d * static_cast<int64_t>(es),
-                static_cast<size_t>(hk * d) * es);
-    std::memcpy(static_cast<char*>(v.data()) + r * hk * d * static_cast<int64_t>(es),
-                src + (hq + hk) * d * static_cast<int64_t>(es), static_cast<size_t>(hk * d) * es);
-  }
+  // q, k and v as contiguous tensors: the ops take them so (vLLM's take strided views).
+  Tensor q = rt_.empty(dtype_, {rows, hq * d});
+  Tensor k = rt_.empty(dtype_, {rows, hk * d});
+  Tensor v = rt_.empty(dtype_, {rows, hk * d});
+  rt_.copy_rows(q, qkv.slice(1, 0, hq * d));
+  rt_.copy_rows(k, qkv.slice(1, hq * d, hk * d));
+  rt_.copy_rows(v, qkv.slice(1, (hq + hk) * d, hk * d));
   if (a_.attention.qk_norm) {
-    Tensor qn = Tensor::empty(dtype_, {rows * hq, d}), kn = Tensor::empty(dtype_, {rows * hk, d});
+    Tensor qn = rt_.empty(dtype_, {rows * hq, d}), kn = rt_.empty(dtype_, {rows * hk, d});
     rt_.run("rms_norm", "attn.q_norm", call({qn, q.reshape({rows * hq, d}), w.q_norm}, {a_.norm.eps}));
     rt_.run("rms_norm", "attn.k_norm", call({kn, k.reshape({rows * hk, d}), w.k_norm}, {a_.norm.eps}));
     q = qn.reshape({rows, hq * d});
@@ -178,7 +176,7 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
   rt_.run("kv_cache_write", "attn.kv_cache_write",
           call({k.reshape({rows, hk, d}), v.reshape({rows, hk, d}), kc, vc},
                {static_cast<double>(q_len), static_cast<double>(q_start)}));
-  Tensor o = Tensor::empty(dtype_, {rows, hq, d});
+  Tensor o = rt_.empty(dtype_, {rows, hq, d});
   const double window = type == spec::LayerType::kSliding ? static_cast<double>(*a_.attention.sliding_window) : 0.0;
   rt_.run("attention", "attn.attention",
           call({o, q.reshape({rows, hq, d}), kc, vc},
@@ -194,10 +192,10 @@ Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
   Tensor up = linear(x, w.up_w, w.up_b, a_.mlp.gated ? "mlp.gate_up_proj" : "mlp.fc1");
   Tensor act;
   if (a_.mlp.gated) {
-    act = Tensor::empty(dtype_, {rows, up.size(1) / 2});
+    act = rt_.empty(dtype_, {rows, up.size(1) / 2});
     rt_.run(act_and_mul_op(a_.mlp.activation), "mlp.act", call({act, up}));
   } else {
-    act = Tensor::empty(dtype_, up.shape());
+    act = rt_.empty(dtype_, up.shape());
     rt_.run(act_op(a_.mlp.activation), "mlp.act", call({act, up}));
   }
   Tensor out = linear(act, w.down_w, pl_.tp_rank == 0 ? w.down_b : Tensor(), a_.mlp.gated ? "mlp.down_proj" : "mlp.fc2");
@@ -208,14 +206,14 @@ Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
 Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   const int64_t rows = x.size(0), k = a_.moe.experts_per_token;
   Tensor logits = linear(x, w.router_w, Tensor(), "moe.router");
-  Tensor weights = Tensor::empty(DType::kF32, {rows, k});
-  Tensor ids = Tensor::empty(DType::kI32, {rows, k});
+  Tensor weights = rt_.empty(DType::kF32, {rows, k});
+  Tensor ids = rt_.empty(DType::kI32, {rows, k});
   rt_.run("topk_softmax", "moe.topk", call({weights, ids, logits}, {a_.moe.renormalize ? 1.0 : 0.0}));
-  Tensor out = Tensor::empty(dtype_, x.shape());
+  Tensor out = rt_.empty(dtype_, x.shape());
   rt_.run("fused_moe", "moe.experts", call({out, x, w.w13, w.w2, weights, ids}, {moe_activation_code(a_.mlp.activation)}));
   if (w.shared_up_w.defined()) {
     Tensor up = linear(x, w.shared_up_w, Tensor(), "moe.shared_gate_up_proj");
-    Tensor act = Tensor::empty(dtype_, {rows, up.size(1) / 2});
+    Tensor act = rt_.empty(dtype_, {rows, up.size(1) / 2});
     rt_.run(act_and_mul_op(a_.mlp.activation), "moe.shared_act", call({act, up}));
     Tensor shared = linear(act, w.shared_down_w, Tensor(), "moe.shared_down_proj");
     rt_.run("add", "moe.shared_add", call({out, out, shared}));
@@ -257,7 +255,7 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
     rt_.run("add", "mlp.residual", call({m, m, s.h}));
     s.h = norm(m, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm");
   }
-  if (hook_) hook_(w.index, seq_begin, fp32_sum(s.h, s.residual));
+  if (hook_) hook_(w.index, seq_begin, fp32_sum(rt_, s.h, s.residual));
   rt_.set_layer(-1);
 }
 
@@ -272,35 +270,29 @@ Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_l
   } else if (s.residual.defined()) {
     rt_.run("add", "final.residual", call({x, x, s.residual}));
   }
-  if (hook_ && weights_.final_norm_w.defined()) hook_(a_.num_hidden_layers, seq_begin, x.to_dtype(DType::kF32));
-  if (a_.head.kind == spec::HeadKind::kNone) return x.to_dtype(DType::kF32);
+  if (hook_ && weights_.final_norm_w.defined()) hook_(a_.num_hidden_layers, seq_begin, rt_.host_f32(x));
+  if (a_.head.kind == spec::HeadKind::kNone) return rt_.host_f32(x);
   // Logits of each sequence's last position only (vLLM prunes before the LM head),
   // unless every position's are asked for.
   Tensor last = x;
   if (!all_logits_) {
-    last = Tensor::empty(dtype_, {seqs, a_.hidden_size});
-    const size_t row = static_cast<size_t>(a_.hidden_size) * dtype_size(dtype_);
-    for (int64_t i = 0; i < seqs; ++i)
-      std::memcpy(static_cast<char*>(last.data()) + static_cast<size_t>(i) * row,
-                  static_cast<const char*>(x.data()) + static_cast<size_t>(i * q_len + q_len - 1) * row, row);
+    const int64_t h = a_.hidden_size;
+    last = rt_.empty(dtype_, {seqs, h});
+    rt_.copy_rows(last, x.reshape({seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
   }
   seqs = last.size(0);
   Tensor local = linear(last, weights_.lm_head, Tensor(), "lm_head");
   const int64_t block = pl_.vocab_block(a_);
-  Tensor gathered = Tensor::empty(dtype_, {pl_.tp, seqs, block});
+  Tensor gathered = rt_.empty(dtype_, {pl_.tp, seqs, block});
   rt_.all_gather(comms_.tp, local, gathered, "tp.logits");
-  Tensor logits = Tensor::empty(dtype_, {seqs, a_.vocab_size});
-  const size_t es = dtype_size(dtype_);
-  for (int64_t i = 0; i < seqs; ++i)
-    for (int64_t r = 0; r < pl_.tp; ++r) {
-      const int64_t begin = r * block, n = std::min(block, a_.vocab_size - begin);
-      if (n <= 0) continue;
-      std::memcpy(static_cast<char*>(logits.data()) + static_cast<size_t>(i * a_.vocab_size + begin) * es,
-                  static_cast<const char*>(gathered.data()) + static_cast<size_t>((r * seqs + i) * block) * es,
-                  static_cast<size_t>(n) * es);
-    }
+  Tensor logits = rt_.empty(dtype_, {seqs, a_.vocab_size});
+  for (int64_t r = 0; r < pl_.tp; ++r) {  // rank r's block holds vocab rows [r * block, ...), zero-padded
+    const int64_t begin = r * block, n = std::min(block, a_.vocab_size - begin);
+    if (n <= 0) continue;
+    rt_.copy_rows(logits.slice(1, begin, n), gathered.slice(0, r, 1).reshape({seqs, block}).slice(1, 0, n));
+  }
   if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({logits}, {*a_.head.logit_softcap}));
-  return logits.to_dtype(DType::kF32);
+  return rt_.host_f32(logits);
 }
 
 void Transformer::send_stream(const Stream& s, int64_t mb) {
@@ -311,10 +303,10 @@ void Transformer::send_stream(const Stream& s, int64_t mb) {
 
 Transformer::Stream Transformer::recv_stream(int64_t mb, int64_t rows) {
   const int prev = static_cast<int>(pl_.pp_rank - 1);
-  Stream s{Tensor::empty(dtype_, {rows, a_.hidden_size}), Tensor()};
+  Stream s{rt_.empty(dtype_, {rows, a_.hidden_size}), Tensor()};
   rt_.recv(comms_.pp, s.h, prev, static_cast<int>(2 * mb), "pp.recv");
   if (uses_residual_stream()) {
-    s.residual = Tensor::empty(dtype_, {rows, a_.hidden_size});
+    s.residual = rt_.empty(dtype_, {rows, a_.hidden_size});
     rt_.recv(comms_.pp, s.residual, prev, static_cast<int>(2 * mb + 1), "pp.recv");
   }
   return s;
@@ -335,7 +327,7 @@ Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
     const int64_t seqs = batch / m + (mb < batch % m ? 1 : 0);
     Stream s = pl_.first_stage() ? embed(copy_rows(tokens, seq_begin, seqs), q_len, q_start)
                                  : recv_stream(mb, seqs * q_len);
-    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, s.h.to_dtype(DType::kF32));
+    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, rt_.host_f32(s.h));
     for (size_t i = 0; i < weights_.layers.size(); ++i)
       layer(weights_.layers[i], static_cast<int64_t>(i), s, seq_begin, seqs, q_len, q_start);
     if (pl_.last_stage()) {
@@ -348,6 +340,7 @@ Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
     }
     seq_begin += seqs;
   }
+  rt_.flush();
   return result;
 }
 

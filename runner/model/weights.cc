@@ -262,6 +262,29 @@ ModelWeights ModelWeights::to_dtype(DType d) const {
   return m;
 }
 
+ModelWeights ModelWeights::to_backend(kernels::Backend& backend) const {
+  if (backend.kind() == DeviceKind::kCpu) return *this;
+  ModelWeights m = *this;
+  auto move = [&](Tensor* t) {
+    if (t->defined()) *t = backend.to_device(*t);
+  };
+  const bool tied = lm_head.defined() && lm_head.data() == embed.data();
+  for (Tensor* t : {&m.embed, &m.pos_embed, &m.type_embed, &m.embed_norm_w, &m.embed_norm_b, &m.final_norm_w,
+                    &m.final_norm_b})
+    move(t);
+  if (tied) {
+    m.lm_head = m.embed;
+  } else {
+    move(&m.lm_head);
+  }
+  for (auto& l : m.layers)
+    for (Tensor* t : {&l.qkv_w, &l.qkv_b, &l.o_w, &l.o_b, &l.q_norm, &l.k_norm, &l.attn_norm_w, &l.attn_norm_b,
+                      &l.mlp_norm_w, &l.mlp_norm_b, &l.post_attn_norm_w, &l.post_mlp_norm_w, &l.up_w, &l.up_b,
+                      &l.down_w, &l.down_b, &l.router_w, &l.w13, &l.w2, &l.shared_up_w, &l.shared_down_w})
+      move(t);
+  return m;
+}
+
 int64_t ModelWeights::parameter_count() const {
   int64_t n = 0;
   auto count = [&](const Tensor& t) { n += t.defined() ? t.numel() : 0; };

@@ -11,6 +11,7 @@
 
 #include "core/spec/architecture.h"
 #include "core/tensor.h"
+#include "kernels/backend.h"
 #include "runner/model/placement.h"
 
 #include <string>
@@ -78,6 +79,9 @@ struct ModelWeights {
   static ModelWeights placeholders(const spec::Architecture& a, const Placement& placement, DType dtype);
   // A copy with every tensor rounded to `dtype`.
   ModelWeights to_dtype(DType dtype) const;
+  // The same weights on `backend` (the CPU: these tensors, not copied); a tied LM head
+  // stays one tensor with the embedding.
+  ModelWeights to_backend(kernels::Backend& backend) const;
   int64_t parameter_count() const;
 
  private:

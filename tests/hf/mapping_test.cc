@@ -10,6 +10,7 @@
 #include "kernels/op.h"
 #include "runner/model/checkpoint_weights.h"
 #include "runner/model/transformer.h"
+#include "kernels/backends.h"
 #include "runner/runtime.h"
 
 #include <gtest/gtest.h>
@@ -52,7 +53,8 @@ double output_error(const Fixture& f, const WeightSource& source) {
   w.dtype = DType::kF32;
   const Placement pl;
   const ModelWeights weights = ModelWeights::build(f.arch, pl, source);
-  Runtime rt(ImplSet::baseline(DeviceKind::kCpu));
+  const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *backend);
   Transformer model(f.arch, w, pl, ModelComms{}, weights, rt);
   model.set_all_logits(true);
   const Tensor out = model.step(ids, w.seq_len, 0);

@@ -52,6 +52,7 @@ class ScriptedBackend final : public Backend {
   void upload(const Tensor&, const Tensor&) override {}
   void download(const Tensor&, const Tensor&) override {}
   void copy(const Tensor&, const Tensor&) override {}
+  void copy_rows(const Tensor&, const Tensor&) override {}
   void memset(const Tensor&, uint8_t) override {}
   void fill(const Tensor&, double) override {}
   void* stream() const override { return nullptr; }

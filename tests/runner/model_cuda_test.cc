@@ -1,0 +1,107 @@
+// The model stage on the CUDA backend (label gpu): for every shipped architecture at
+// its tiny preset, the whole stack (prefill and decode steps, KV cache on the device)
+// runs on the GPU and gives the CPU backend's results — the fp32 run's logits within
+// 1e-4 relative L2 (TF32 off; only summation orders differ), the same greedy tokens,
+// and a baseline run whose error against fp32 is of the CPU baseline's size. A run that
+// silently stayed on the host, or moved a tensor wrongly between ops, fails here.
+#include "core/spec/spec_file.h"
+#include "kernels/backends.h"
+#include "runner/model_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace fk::runner {
+namespace {
+
+spec::Architecture tiny(const std::string& name) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
+  EXPECT_TRUE(doc.has_value()) << d.to_string();
+  return *doc->select("tiny");
+}
+
+double rel_l2(const Tensor& a, const Tensor& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double d = static_cast<double>(a.data_as<float>()[i]) - b.data_as<float>()[i];
+    num += d * d;
+    den += static_cast<double>(b.data_as<float>()[i]) * b.data_as<float>()[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Last-layer residual-stream error of `run` against fp32 at `step`.
+double last_layer_error(const ModelStageOutput& o, const std::string& run, const std::string& step) {
+  int64_t last = -1;
+  for (const auto& e : o.layers)
+    if (e.run == run && e.step == step) last = std::max(last, e.layer);
+  double err = 0, ref = 0;
+  for (const auto& e : o.layers)
+    if (e.run == run && e.step == step && e.layer == last) {
+      err += e.err_vs_fp32;
+      ref += e.ref_fp32;
+    }
+  return ref > 0 ? std::sqrt(err / ref) : std::nan("");
+}
+
+class CudaModelStage : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaModelStage, MatchesTheCpuBackend) {
+  if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
+    FAIL() << "this gpu test needs a CUDA device: " << why;
+  const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
+  ModelStageConfig c;
+  c.arch = tiny(GetParam());
+  c.workload.name = "w";
+  c.workload.batch = 3;
+  c.workload.seq_len = 12;
+  c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
+  c.seed = 17;
+  const ModelStageOutput host = model_stage_run(c);
+  c.backend = cuda.get();
+  const ModelStageOutput dev = model_stage_run(c);
+
+  ASSERT_EQ(dev.steps.size(), host.steps.size());
+  ASSERT_EQ(dev.layers.size(), host.layers.size());
+  ASSERT_FALSE(dev.ops.empty());
+  for (const auto& op : dev.ops) EXPECT_GE(op.seconds, 0) << op.op << " " << op.role;
+  if (c.arch.head.kind == spec::HeadKind::kLm) {
+    ASSERT_TRUE(dev.fp32_logits.defined());
+    ASSERT_EQ(dev.fp32_logits.shape(), host.fp32_logits.shape());
+    EXPECT_LT(rel_l2(dev.fp32_logits, host.fp32_logits), 1e-4);
+    ASSERT_EQ(dev.logits.size(), host.logits.size());
+    for (size_t i = 0; i < dev.logits.size(); ++i) {
+      EXPECT_TRUE(std::isfinite(dev.logits[i].kl_sum_fp32)) << dev.logits[i].step;
+      EXPECT_LT(dev.logits[i].kl_sum_fp32, 4 * host.logits[i].kl_sum_fp32 + 1e-3) << dev.logits[i].step;
+    }
+  }
+  for (const std::string step : {"prefill", "decode.1"}) {
+    const double h = last_layer_error(host, "baseline", step), d = last_layer_error(dev, "baseline", step);
+    if (std::isnan(h)) continue;
+    ASSERT_TRUE(std::isfinite(d)) << step;
+    EXPECT_GT(d, 0) << step << ": the bf16 baseline matched fp32 exactly (did it run in fp32?)";
+    EXPECT_LT(d, std::max(4 * h, 1e-2)) << step << ": cpu baseline " << h;
+    EXPECT_GT(d, h / 4) << step << ": cpu baseline " << h;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, CudaModelStage, ::testing::ValuesIn([] {
+                           std::vector<std::string> names;
+                           for (const auto& f : std::filesystem::directory_iterator(std::string(FK_SOURCE_DIR) +
+                                                                                    "/specs/architectures"))
+                             names.push_back(f.path().stem().string());
+                           std::sort(names.begin(), names.end());
+                           return names;
+                         }()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace fk::runner
