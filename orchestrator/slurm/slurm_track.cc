@@ -152,11 +152,15 @@ SlurmTrackDecision slurm_track_observe(SlurmTrack& t, const SlurmObservation& ob
   SlurmTrackDecision d;
   t.unreachable_since = -1;
   if (!obs.info) {
+    // A job briefly missing from squeue and sacct (a requeue in flight, a slow
+    // controller) may still run again: neither its exit_code file nor the lack of one
+    // decides until Slurm has forgotten it for `missing_polls` polls in a row.
+    if (++t.missing < policy.missing_polls) return d;
     if (obs.exit && obs.exit->job_id == t.job_id && obs.exit->restarts >= t.restarts) {
       d.result = from_exit_file(t, *obs.exit, obs.accounting, now);
       return d;
     }
-    if (++t.missing >= policy.missing_polls) d.result = from_nothing(t, obs, now);
+    d.result = from_nothing(t, obs, now);
     return d;
   }
   const SlurmJobInfo& i = *obs.info;

@@ -185,6 +185,35 @@ TEST(SlurmTrack, ExitFileInferenceForTermination) {
   }
 }
 
+TEST(SlurmTrack, ExitFileWaitsUntilSlurmHasForgottenTheJob) {
+  SlurmPolicy p;
+  p.missing_polls = 3;
+  SlurmTrack t = track();
+  slurm_track_observe(t, seen(info(S::kRunning)), 1, p);
+  ExitRecord failed;  // the first run's file: it failed, then Slurm requeued the job
+  failed.exit_code = 1;
+  failed.job_id = "9";
+  SlurmObservation gone;
+  gone.exit = failed;
+  EXPECT_FALSE(slurm_track_observe(t, gone, 2, p).result) << "one missed poll decides nothing";
+  EXPECT_FALSE(slurm_track_observe(t, gone, 3, p).result);
+  // The requeue shows up: the job runs again, and the stale file must not end it.
+  EXPECT_FALSE(slurm_track_observe(t, seen(info(S::kPending, "BeginTime", -1, 1)), 4, p).result);
+  EXPECT_EQ(t.missing, 0) << "seeing the job resets the count";
+  EXPECT_FALSE(slurm_track_observe(t, seen(info(S::kRunning, "None", -1, 1)), 5, p).result);
+  ExitRecord ok;
+  ok.exit_code = 0;
+  ok.job_id = "9";
+  ok.restarts = 1;
+  SlurmObservation done;
+  done.exit = ok;
+  EXPECT_FALSE(slurm_track_observe(t, done, 6, p).result);
+  EXPECT_FALSE(slurm_track_observe(t, done, 7, p).result);
+  const auto d = slurm_track_observe(t, done, 8, p);
+  ASSERT_TRUE(d.result) << "the third poll without the job lets the file decide";
+  EXPECT_EQ(d.result->end, AttemptEnd::kSucceeded) << d.result->reason;
+}
+
 TEST(SlurmTrack, UnreachableCountsFromTheFirstFailureAndResetsOnAnswer) {
   SlurmTrack t = track();
   SlurmPolicy p;
