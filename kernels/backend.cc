@@ -1,6 +1,7 @@
 #include "kernels/backend.h"
 
 #include "core/error.h"
+#include "core/rng.h"
 
 #include <fmt/format.h>
 
@@ -27,6 +28,19 @@ std::string DeviceState::describe() const {
   if (power_w >= 0) add(fmt::format("{:.1f} W", power_w));
   add(throttled ? fmt::format("throttled (reasons 0x{:x})", throttle_reasons) : "not throttled");
   return s;
+}
+
+void Backend::fill_uniform(const Tensor& t, int64_t offset, const UniformBlock& b) {
+  if (!t.is_contiguous() || offset < 0 || b.rows < 0 || b.ncols < 0 || offset + b.numel() > t.numel())
+    fail(ErrorKind::kInvalidArgument, "{} backend: fill_uniform: {} elements at {} do not fit {}", name(), b.numel(),
+         offset, t.describe());
+  if (b.numel() == 0) return;
+  Tensor host = Tensor::empty(DType::kF32, {b.rows, b.ncols});
+  rng_fill_uniform(RngStream(b.key), ShardBox{{b.row0 + b.rows, b.cols}, {b.row0, b.col0}, {b.rows, b.ncols}}, b.lo,
+                   b.hi, host.span<float>());
+  if (b.add != 0)
+    for (float& v : host.span<float>()) v += b.add;
+  upload(t.reshape({t.numel()}).slice(0, offset, b.numel()), host.to_dtype(t.dtype()));
 }
 
 Tensor Backend::to_device(const Tensor& host) {

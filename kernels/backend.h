@@ -86,6 +86,18 @@ struct MemoryRange {
   size_t bytes = 0;
 };
 
+// A block of a global [rows x cols] random tensor (core/rng.h): rows [row0, row0 + rows)
+// x columns [col0, col0 + ncols), each element RngStream(key).uniform(global index, lo,
+// hi), plus `add` when it is not 0 (in fp32, after the draw; Gemma's folded norm offset).
+struct UniformBlock {
+  uint64_t key = 0;  // RngStream::key()
+  int64_t cols = 0;  // the global tensor's row length
+  int64_t row0 = 0, rows = 0, col0 = 0, ncols = 0;
+  float lo = 0, hi = 1;
+  float add = 0;
+  int64_t numel() const { return rows * ncols; }
+};
+
 // What a DeviceTracer saw of the device work in one window, on every stream of the
 // process. Figures are 0 where there was no such work.
 struct DeviceWork {
@@ -149,6 +161,11 @@ class Backend {
   virtual void memset(const Tensor& t, uint8_t byte) = 0;
   // Every element of t (a float tensor) set to `value` rounded to t's dtype; enqueued.
   virtual void fill(const Tensor& t, double value) = 0;
+  // Elements [offset, offset + block.numel()) of contiguous float tensor t, in the
+  // block's row-major order, set to the block's values rounded once to t's dtype:
+  // bit-identical on every backend (the values of rng_fill_uniform). Enqueued. The
+  // default draws on the host and uploads; a device draws in place (CUDA).
+  virtual void fill_uniform(const Tensor& t, int64_t offset, const UniformBlock& block);
 
   // Helpers over the calls above.
   Tensor to_device(const Tensor& host);   // a copy of host on this device

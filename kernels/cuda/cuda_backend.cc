@@ -262,6 +262,21 @@ class CudaBackend final : public kernels::Backend {
     host::check_launch(launch::fill(t.data(), *e, t.numel(), static_cast<float>(value), stream_), "fill");
   }
 
+  void fill_uniform(const Tensor& t, int64_t offset, const kernels::UniformBlock& b) override {
+    activate();
+    require_device(t, device_, "fill_uniform");
+    const auto e = host::elem_of(t.dtype());
+    if (!e)
+      fail(ErrorKind::kUnsupported, "cuda backend: fill_uniform: dtype {} is not a float type", dtype_name(t.dtype()));
+    if (!t.is_contiguous() || offset < 0 || b.rows < 0 || b.ncols < 0 || offset + b.numel() > t.numel())
+      fail(ErrorKind::kInvalidArgument, "cuda backend: fill_uniform: {} elements at {} do not fit {}", b.numel(), offset,
+           t.describe());
+    char* at = static_cast<char*>(t.data()) + static_cast<size_t>(offset) * dtype_size(t.dtype());
+    host::check_launch(launch::fill_uniform(at, *e, b.key, b.cols, b.row0, b.rows, b.col0, b.ncols, b.lo, b.hi, b.add,
+                                            stream_),
+                       "fill_uniform");
+  }
+
   void* stream() const override { return stream_; }
   void synchronize() override {
     activate();

@@ -89,6 +89,44 @@ TEST(BackendContract, MemsetFillAndCopyWriteEveryElement) {
   b.fill(b.empty(DType::kF32, {0}), 2.0);  // nothing to write, no error
 }
 
+// Random weights made on the device must be the host's bits: the model stage's fp32
+// and low-precision runs and every layout compare against values made elsewhere.
+TEST(BackendContract, FillUniformIsTheHostsRandomBlockRoundedOnce) {
+  Backend& b = test_backend();
+  const RngStream rng(11, "model.layers.0.mlp.up_proj.weight");
+  // Rows [3, 8) x columns [40, 137) of a [9, 200] tensor, placed after 17 other elements.
+  UniformBlock block{rng.key(), 200, 3, 5, 40, 97, -0.37f, 0.37f, 0};
+  std::vector<float> want(static_cast<size_t>(block.numel()));
+  rng_fill_uniform(rng, ShardBox{{9, 200}, {3, 40}, {5, 97}}, block.lo, block.hi, want);
+  const Tensor host_want = Tensor::borrow(want.data(), DType::kF32, {block.numel()});
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    Tensor dev = b.empty(dt, {17 + block.numel() + 5});
+    b.fill(dev, 9.0);
+    b.fill_uniform(dev, 17, block);
+    const Tensor got = b.to_host(dev);
+    EXPECT_TRUE(same_bytes(got.slice(0, 17, block.numel()).contiguous_copy(), host_want.to_dtype(dt)))
+        << dtype_name(dt) << ": not the host's values rounded once";
+    EXPECT_EQ(got.to_dtype(DType::kF32).data_as<float>()[16], 9.0f) << "wrote before its offset";
+    EXPECT_EQ(got.to_dtype(DType::kF32).data_as<float>()[17 + block.numel()], 9.0f) << "wrote past its block";
+  }
+  // `add` is applied in fp32 after the draw (Gemma's 1 + w folded into the weight).
+  UniformBlock shifted = block;
+  shifted.add = 1.0f;
+  Tensor dev = b.empty(DType::kF32, {block.numel()});
+  b.fill_uniform(dev, 0, shifted);
+  const Tensor got = b.to_host(dev);
+  for (size_t i = 0; i < want.size(); i += 31) ASSERT_EQ(got.data_as<float>()[i], want[i] + 1.0f) << i;
+  const std::string e = [&] {
+    try {
+      b.fill_uniform(dev, 1, block);
+    } catch (const Error& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(e.find("do not fit"), std::string::npos) << "a block past the tensor's end is refused: " << e;
+}
+
 TEST(BackendContract, MismatchedCopiesAreInvalidArgumentsNamingTheTensors) {
   Backend& b = test_backend();
   const Tensor a = b.empty(DType::kF32, {8});
