@@ -109,9 +109,13 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   std::string problem;
   try {
     backend = kernels::backend_create(p.backend, kernels::node_local_rank());
-    const ModelWeights master = p.weights.empty() ? ModelWeights::generate(a, pl, p.seed)
-                                                  : ModelWeights::build(a, pl, CheckpointWeights(p.weights, a));
-    weights = (dtype == DType::kF32 ? master : master.to_dtype(dtype)).to_backend(*backend);
+    std::unique_ptr<WeightSource> source;
+    if (p.weights.empty()) {
+      source = std::make_unique<RandomWeights>(p.seed);
+    } else {
+      source = std::make_unique<CheckpointWeights>(p.weights, a);
+    }
+    weights = ModelWeights::load(a, pl, *source, dtype, *backend);
   } catch (const Error& e) {
     problem = e.what();
   }

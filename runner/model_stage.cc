@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace fk::runner {
@@ -135,18 +136,31 @@ class ModelStage {
     const DType dtype = w_.dtype_for(a_);
     // The architecture's checkpoint when it names one (each rank reads its shard),
     // else the seed's random weights.
-    const ModelWeights master = a_.checkpoint.empty()
-                                    ? ModelWeights::generate(a_, pl_, c_.seed)
-                                    : ModelWeights::build(a_, pl_, CheckpointWeights(a_.checkpoint, a_));
-    const ModelWeights lowp = dtype == DType::kF32 ? master : master.to_dtype(dtype);
+    std::unique_ptr<WeightSource> source;
+    if (a_.checkpoint.empty()) {
+      source = std::make_unique<RandomWeights>(c_.seed);
+    } else {
+      source = std::make_unique<CheckpointWeights>(a_.checkpoint, a_);
+    }
+    // On the CPU the fp32 master is kept and rounded once; a device holds one
+    // precision at a time, each made in place for its run.
+    std::optional<ModelWeights> master, lowp;
+    if (backend_->kind() == DeviceKind::kCpu) {
+      master = ModelWeights::build(a_, pl_, *source);
+      lowp = dtype == DType::kF32 ? *master : master->to_dtype(dtype);
+    }
+    auto weights = [&](DType d) -> ModelWeights {
+      if (master) return d == DType::kF32 ? *master : *lowp;
+      return ModelWeights::load(a_, pl_, *source, d, *backend_);
+    };
     const ImplSet base = ImplSet::baseline(backend_->kind());
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
-    run_one("fp32", master, base, true);
-    run_one("baseline", lowp, c_.baseline ? *c_.baseline : base, false);
+    run_one("fp32", weights(DType::kF32), base, true);
+    run_one("baseline", weights(dtype), c_.baseline ? *c_.baseline : base, false);
     if (c_.selected) {
-      run_one("selected", lowp, *c_.selected, false);
+      run_one("selected", weights(dtype), *c_.selected, false);
     } else if (c_.select) {
-      if (auto chosen = c_.select(out_.instances)) run_one("selected", lowp, *chosen, false);
+      if (auto chosen = c_.select(out_.instances)) run_one("selected", weights(dtype), *chosen, false);
     }
     if (pl_.last_stage() && !fp32_logits_.empty() && a_.head.kind == spec::HeadKind::kLm) {
       const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
@@ -164,17 +178,6 @@ class ModelStage {
   bool measured_step(size_t s) const {
     const bool prefill = w_.phase == spec::Phase::kPrefill || steps_.size() == 1;
     return prefill ? s == 0 : s == 1;
-  }
-
-  // Rows of a micro-batch's stream kept for tracing: all, or each sequence's last.
-  Tensor traced(const Tensor& stream, int64_t q_len) const {
-    if (trace_all_rows_ || q_len == 1) return stream;
-    const int64_t seqs = stream.size(0) / q_len, h = stream.size(1);
-    Tensor t = Tensor::empty(DType::kF32, {seqs, h});
-    for (int64_t s = 0; s < seqs; ++s)
-      std::memcpy(t.data_as<float>() + s * h, stream.data_as<float>() + (s * q_len + q_len - 1) * h,
-                  static_cast<size_t>(h) * 4);
-    return t;
   }
 
   LayerError& layer_error(const std::string& run, const std::string& step, int64_t layer) {
@@ -200,22 +203,22 @@ class ModelStage {
   }
 
   // The run's weights live on the backend while it lasts (a device holds one precision at a time).
-  void run_one(const std::string& run, const ModelWeights& host_weights, const ImplSet& impls, bool is_fp32) {
-    const ModelWeights weights = host_weights.to_backend(*backend_);
+  void run_one(const std::string& run, const ModelWeights& weights, const ImplSet& impls, bool is_fp32) {
     Runtime rt(impls, *backend_);
     StepSink sink;
     rt.set_sink(&sink);
     InstanceRecorder recorder;
     Transformer model(a_, w_, pl_, c_.comms, weights, rt);
-    const int64_t iterations = std::max<int64_t>(1, c_.iterations);
+    model.set_trace_last_rows(!trace_all_rows_);
+    // The fp32 run is the reference, not a contender: one iteration.
+    const int64_t iterations = is_fp32 ? 1 : std::max<int64_t>(1, c_.iterations);
     for (int64_t it = 0; it < iterations; ++it) {
       model.reset();
       std::string current_step;
-      int64_t current_qlen = 0;
       if (it == 0) {
         model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
           if (layer < 0 || layer >= a_.num_hidden_layers) return;  // embeddings, final norm: not traced
-          Tensor t = traced(stream, current_qlen);
+          const Tensor& t = stream;
           auto key = std::make_tuple(current_step, layer, seq_begin);
           if (is_fp32) {
             fp32_streams_[key] = t;
@@ -230,7 +233,6 @@ class ModelStage {
       for (size_t s = 0; s < steps_.size(); ++s) {
         const StepPlan& sp = steps_[s];
         current_step = sp.name;
-        current_qlen = sp.q_len;
         // Every step of the baseline run's first iteration is recorded (candidates are
         // checked at every shape the model calls); the measured step is marked.
         const bool record = it == 0 && !is_fp32 && run == "baseline" && c_.record_instances;

@@ -255,8 +255,16 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
     rt_.run("add", "mlp.residual", call({m, m, s.h}));
     s.h = norm(m, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm");
   }
-  if (hook_) hook_(w.index, seq_begin, fp32_sum(rt_, s.h, s.residual));
+  if (hook_) hook_(w.index, seq_begin, fp32_sum(rt_, traced_rows(s.h, q_len), traced_rows(s.residual, q_len)));
   rt_.set_layer(-1);
+}
+
+Tensor Transformer::traced_rows(const Tensor& t, int64_t q_len) const {
+  if (!trace_last_ || q_len == 1 || !t.defined()) return t;
+  const int64_t seqs = t.size(0) / q_len, h = t.size(1);
+  Tensor last = rt_.empty(t.dtype(), {seqs, h});
+  rt_.copy_rows(last, t.reshape({seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
+  return last;
 }
 
 Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len) {
@@ -270,7 +278,8 @@ Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_l
   } else if (s.residual.defined()) {
     rt_.run("add", "final.residual", call({x, x, s.residual}));
   }
-  if (hook_ && weights_.final_norm_w.defined()) hook_(a_.num_hidden_layers, seq_begin, rt_.host_f32(x));
+  if (hook_ && weights_.final_norm_w.defined())
+    hook_(a_.num_hidden_layers, seq_begin, rt_.host_f32(traced_rows(x, q_len)));
   if (a_.head.kind == spec::HeadKind::kNone) return rt_.host_f32(x);
   // Logits of each sequence's last position only (vLLM prunes before the LM head),
   // unless every position's are asked for.
@@ -327,7 +336,7 @@ Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
     const int64_t seqs = batch / m + (mb < batch % m ? 1 : 0);
     Stream s = pl_.first_stage() ? embed(copy_rows(tokens, seq_begin, seqs), q_len, q_start)
                                  : recv_stream(mb, seqs * q_len);
-    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, rt_.host_f32(s.h));
+    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, rt_.host_f32(traced_rows(s.h, q_len)));
     for (size_t i = 0; i < weights_.layers.size(); ++i)
       layer(weights_.layers[i], static_cast<int64_t>(i), s, seq_begin, seqs, q_len, q_start);
     if (pl_.last_stage()) {

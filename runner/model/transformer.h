@@ -47,6 +47,10 @@ class Transformer {
   // norm's output (layer num_hidden_layers, last stage, when the model has one): with
   // the layer outputs, HF's output_hidden_states.
   void set_layer_hook(LayerHook hook) { hook_ = std::move(hook); }
+  // With `last` true the hook sees only each sequence's last position of a step
+  // ([sequences, H]; one row each at decode): picked on the device before the copy to
+  // the host, so tracing a long prefill moves one row per sequence, not the stream.
+  void set_trace_last_rows(bool last) { trace_last_ = last; }
   // Logits of every position ([batch_size * q_len, vocab]) instead of each sequence's
   // last one (fk forward).
   void set_all_logits(bool all) { all_logits_ = all; }
@@ -93,6 +97,9 @@ class Transformer {
   std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
   LayerHook hook_;
   bool all_logits_ = false;
+  bool trace_last_ = false;
+  // t, or each sequence's last of every q_len rows when tracing last rows (on the device).
+  Tensor traced_rows(const Tensor& t, int64_t q_len) const;
 };
 
 }  // namespace fk::runner

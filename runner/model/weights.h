@@ -15,9 +15,21 @@
 #include "runner/model/placement.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fk::runner {
+
+// One block of a source tensor placed inside a model tensor: rows [r0, r0 + nr) x
+// columns [c0, c0 + nc) of the global [rows_total, cols_total] tensor `name`, plus `add`
+// when not 0 (Gemma's folded norm offset), written row-major at element `at`.
+struct WeightPiece {
+  std::string name;
+  int64_t rows_total = 0, cols_total = 0, r0 = 0, nr = 0, c0 = 0, nc = 0;
+  float lo = 0, hi = 0;  // the range a random source draws from
+  float add = 0;
+  int64_t at = 0;
+};
 
 // Where weight values come from, by canonical tensor name: HF Llama-style names
 // ("model.layers.3.self_attn.q_proj.weight", "model.embed_tokens.weight", "lm_head.weight";
@@ -31,6 +43,10 @@ class WeightSource {
   // norm weights are asked for as stored in HF checkpoints (Gemma's zero-centred).
   virtual Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
                        int64_t nc, float lo, float hi) const = 0;
+  // Writes piece `p` into `dst` (contiguous, on `backend`, in its dtype); enqueued. The
+  // default reads block() on the host and uploads it; a source that can make its values
+  // on the device (RandomWeights) does so.
+  virtual void fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const;
 };
 
 // Values from the counter-based RNG keyed by (seed, name) at each element's global index.
@@ -39,6 +55,8 @@ class RandomWeights final : public WeightSource {
   explicit RandomWeights(uint64_t seed) : seed_(seed) {}
   Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
                float lo, float hi) const override;
+  // On the device itself (Backend::fill_uniform): the same bits as block().
+  void fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const override;
 
  private:
   uint64_t seed_;
@@ -73,20 +91,22 @@ struct ModelWeights {
   // The fp32 master weights of `placement`'s shard, from any source (a checkpoint:
   // runner/model/checkpoint_weights.h).
   static ModelWeights build(const spec::Architecture& a, const Placement& placement, const WeightSource& source);
+  // `placement`'s shard on `backend` in `dtype`, each tensor made there block by block
+  // (random weights drawn on the device; a checkpoint's blocks staged through the host
+  // one at a time), never a whole host copy; the values are those of
+  // build(...).to_dtype(dtype), bit for bit, on every backend.
+  static ModelWeights load(const spec::Architecture& a, const Placement& placement, const WeightSource& source,
+                           DType dtype, kernels::Backend& backend);
   // Tensors of the shard's shapes in `dtype` whose values are unspecified: allocated,
   // never written (large ones take no memory), for the shape pass of a model too
   // large to compute here (Runtime::set_shapes_only).
   static ModelWeights placeholders(const spec::Architecture& a, const Placement& placement, DType dtype);
   // A copy with every tensor rounded to `dtype`.
   ModelWeights to_dtype(DType dtype) const;
-  // The same weights on `backend` (the CPU: these tensors, not copied); a tied LM head
-  // stays one tensor with the embedding.
-  ModelWeights to_backend(kernels::Backend& backend) const;
+  // Every defined tensor with a stable name ("embed", "lm_head", "layers.3.qkv_w"); a
+  // tied LM head is the embedding and is not listed twice.
+  std::vector<std::pair<std::string, Tensor>> named_tensors() const;
   int64_t parameter_count() const;
-
- private:
-  static ModelWeights build_shard(const spec::Architecture& a, const Placement& placement, const WeightSource* source,
-                                  DType dtype);
 };
 
 }  // namespace fk::runner

@@ -5,6 +5,7 @@
 // and a baseline run whose error against fp32 is of the CPU baseline's size. A run that
 // silently stayed on the host, or moved a tensor wrongly between ops, fails here.
 #include "core/spec/spec_file.h"
+#include "model_fixtures.h"
 #include "kernels/backends.h"
 #include "runner/model_stage.h"
 
@@ -16,12 +17,7 @@
 namespace fk::runner {
 namespace {
 
-spec::Architecture tiny(const std::string& name) {
-  spec::Diagnostics d;
-  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
-  EXPECT_TRUE(doc.has_value()) << d.to_string();
-  return *doc->select("tiny");
-}
+using test_support::tiny;
 
 double rel_l2(const Tensor& a, const Tensor& b) {
   double num = 0, den = 0;
@@ -85,6 +81,29 @@ TEST_P(CudaModelStage, MatchesTheCpuBackend) {
     EXPECT_GT(d, 0) << step << ": the bf16 baseline matched fp32 exactly (did it run in fp32?)";
     EXPECT_LT(d, std::max(4 * h, 1e-2)) << step << ": cpu baseline " << h;
     EXPECT_GT(d, h / 4) << step << ": cpu baseline " << h;
+  }
+}
+
+// Random weights drawn on the device (ModelWeights::load) are the host master's bits
+// rounded once, for a whole model and for a TP x PP shard.
+TEST_P(CudaModelStage, WeightsMadeOnTheDeviceAreTheHostsBits) {
+  if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
+    FAIL() << "this gpu test needs a CUDA device: " << why;
+  const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
+  const spec::Architecture a = tiny(GetParam());
+  const RandomWeights source(33);
+  Placement whole, part;
+  part.tp = 2;
+  part.tp_rank = 1;
+  part.pp = 2;
+  part.pp_rank = 1;
+  for (const Placement& pl : {whole, part}) {
+    for (DType dt : {DType::kF32, DType::kBF16, DType::kF16}) {
+      const ModelWeights want = ModelWeights::build(a, pl, source).to_dtype(dt);
+      const ModelWeights got = ModelWeights::load(a, pl, source, dt, *cuda);
+      test_support::expect_same_weights(got, *cuda, want,
+                                        GetParam() + " tp rank " + std::to_string(pl.tp_rank) + " " + std::string(dtype_name(dt)));
+    }
   }
 }
 

@@ -2,6 +2,8 @@
 // rope scaling, swapping an op implementation without touching model code, and the
 // shape pass (the op instances of a model without computing it).
 #include "core/spec/spec_file.h"
+#include "model_fixtures.h"
+#include "kernels/backends.h"
 #include "kernels/cpu/elem.h"
 #include "runner/model/rope_cache.h"
 #include "runner/model/weights.h"
@@ -19,12 +21,7 @@
 namespace fk::runner {
 namespace {
 
-spec::Architecture tiny(const std::string& name) {
-  spec::Diagnostics d;
-  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
-  EXPECT_TRUE(doc.has_value()) << d.to_string();
-  return *doc->select("tiny");
-}
+using test_support::tiny;
 
 // Element (r, c) of a 2-D fp32 tensor.
 float at(const Tensor& t, int64_t r, int64_t c) { return t.data_as<float>()[r * t.size(1) + c]; }
@@ -56,6 +53,34 @@ TEST(Weights, TensorParallelShardsAreSlicesOfTheFullModel) {
         ASSERT_EQ(at(s.down_w, 5, i), at(f.down_w, 5, r * il + i));
       }
       EXPECT_EQ(s.attn_norm_w.span<float>()[9], f.attn_norm_w.span<float>()[9]);  // replicated
+    }
+  }
+}
+
+// ModelWeights::load makes each tensor in place, block by block, on the backend; its
+// result must be build()'s host weights rounded once, for every layout and family
+// (fused q/k/v and gate/up, experts, Gemma's folded norm offset, padded vocab blocks, a
+// tied head that stays one tensor).
+TEST(Weights, LoadedInPlaceEqualsTheHostMasterRounded) {
+  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  const RandomWeights source(21);
+  for (const char* name : {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base"}) {
+    const spec::Architecture a = tiny(name);
+    Placement whole, part;
+    part.tp = 2;
+    part.tp_rank = 1;
+    part.pp = 2;
+    part.pp_rank = 1;
+    for (const Placement& pl : {whole, part}) {
+      for (DType dt : {DType::kF32, DType::kBF16}) {
+        const ModelWeights want = ModelWeights::build(a, pl, source).to_dtype(dt);
+        const ModelWeights got = ModelWeights::load(a, pl, source, dt, *cpu);
+        test_support::expect_same_weights(got, *cpu, want, fmt::format("{} tp rank {} {}", name, pl.tp_rank,
+                                                                       dtype_name(dt)));
+        if (a.embedding.tied && got.lm_head.defined() && got.embed.defined()) {
+          EXPECT_EQ(got.lm_head.data(), got.embed.data()) << name << ": the tied head is one tensor";
+        }
+      }
     }
   }
 }

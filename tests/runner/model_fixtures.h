@@ -1,0 +1,40 @@
+// Shared by the model tests: the shipped architectures at their tiny preset, and a
+// byte comparison of two sets of weights tensor by tensor (on any backend).
+#pragma once
+
+#include "core/spec/spec_file.h"
+#include "kernels/backend.h"
+#include "runner/model/weights.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace fk::runner::test_support {
+
+// specs/architectures/<name>.yaml at its "tiny" preset.
+inline spec::Architecture tiny(const std::string& name) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
+  EXPECT_TRUE(doc.has_value()) << d.to_string();
+  return *doc->select("tiny");
+}
+
+// Every tensor of `got` (on `backend`) has the name, shape, dtype and bytes of `want`'s.
+inline void expect_same_weights(const ModelWeights& got, kernels::Backend& backend, const ModelWeights& want,
+                                const std::string& what) {
+  const auto g = got.named_tensors(), w = want.named_tensors();
+  ASSERT_EQ(g.size(), w.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(g[i].first, w[i].first) << what;
+    const Tensor host = backend.to_host(g[i].second);
+    ASSERT_EQ(host.shape(), w[i].second.shape()) << what << " " << g[i].first;
+    ASSERT_EQ(host.dtype(), w[i].second.dtype()) << what << " " << g[i].first;
+    const Tensor ref = w[i].second.contiguous_copy();
+    EXPECT_EQ(std::memcmp(host.data(), ref.data(), host.nbytes()), 0) << what << ": " << g[i].first << " differs";
+  }
+  EXPECT_EQ(got.dtype, want.dtype) << what;
+}
+
+}  // namespace fk::runner::test_support
