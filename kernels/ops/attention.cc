@@ -103,8 +103,10 @@ void attention_reference(const OpCall& c) {
   const int64_t L = c.arg(kKeyCache).size(1);
   const double *q = util::f64(c.arg(kQuery)), *kc = util::f64(c.arg(kKeyCache)), *vc = util::f64(c.arg(kValueCache));
   double* out = util::f64(c.arg(kOut));
-  std::vector<double> s(static_cast<size_t>(g.kv_len));
-  for (int64_t t = 0; t < g.b * g.q_len; ++t)
+  // Rows are independent: one per thread (a full-size prefill is seconds, not minutes).
+#pragma omp parallel for schedule(dynamic, 4) if (g.b * g.q_len * g.hq > 64)
+  for (int64_t t = 0; t < g.b * g.q_len; ++t) {
+    std::vector<double> s(static_cast<size_t>(g.kv_len));
     for (int64_t h = 0; h < g.hq; ++h) {
       const int64_t b = t / g.q_len, p = g.q_start + t % g.q_len, kvh = h / (g.hq / g.hk);
       const int64_t j0 = g.first_key(p), j1 = g.end_key(p);
@@ -118,14 +120,17 @@ void attention_reference(const OpCall& c) {
         mx = std::max(mx, dot);
       }
       double sum = 0;
-      for (int64_t j = j0; j < j1; ++j) sum += std::exp(s[static_cast<size_t>(j)] - mx);
+      for (int64_t j = j0; j < j1; ++j) {
+        s[static_cast<size_t>(j)] = std::exp(s[static_cast<size_t>(j)] - mx);
+        sum += s[static_cast<size_t>(j)];
+      }
       for (int64_t e = 0; e < g.d; ++e) {
         double acc = 0;
-        for (int64_t j = j0; j < j1; ++j)
-          acc += std::exp(s[static_cast<size_t>(j)] - mx) * vc[((b * L + j) * g.hk + kvh) * g.d + e];
+        for (int64_t j = j0; j < j1; ++j) acc += s[static_cast<size_t>(j)] * vc[((b * L + j) * g.hk + kvh) * g.d + e];
         out[(t * g.hq + h) * g.d + e] = acc / sum;
       }
     }
+  }
 }
 
 }  // namespace

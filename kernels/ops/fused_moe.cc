@@ -123,8 +123,9 @@ void register_fused_moe(OpRegistry& reg) {
     const double* tw = util::f64(c.arg(kWeights));
     const int32_t* ids = c.arg(kIds).data_as<int32_t>();
     double* out = util::f64(c.arg(kOut));
-    std::vector<double> mid(static_cast<size_t>(inter));
+#pragma omp parallel for schedule(dynamic, 1) if (t * h * inter > 65536)
     for (int64_t r = 0; r < t; ++r) {
+      std::vector<double> mid(static_cast<size_t>(inter));
       for (int64_t j = 0; j < h; ++j) out[r * h + j] = 0;
       for (int64_t i = 0; i < k; ++i) {
         const int64_t ex = ids[r * k + i];
