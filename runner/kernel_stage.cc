@@ -26,18 +26,61 @@ std::vector<Tensor> snapshot_inouts(kernels::Backend& backend, const kernels::Op
   return saved;
 }
 
-const kernels::OpImpl& baseline_for(kernels::Backend& backend, const kernels::OpDef& def, const OpCall& call,
-                                    const InstanceRecord& inst) {
-  const kernels::OpImpl* impl = backend.baseline(def.name);
+}  // namespace
+
+std::string kernel_instance_stream(const InstanceRecord& inst) {
+  return fmt::format("kernel.{}.{}.{}.{}", inst.op, inst.role, kernel_shape_string(inst.shape),
+                     kernel_params_string(inst.shape));
+}
+
+const kernels::OpImpl& kernel_instance_baseline(kernels::Backend& backend, const OpCall& call,
+                                                const InstanceRecord& inst) {
+  const kernels::OpImpl* impl = backend.baseline(inst.op);
   if (impl == nullptr)
-    fail(ErrorKind::kUnsupported, "kernel stage: op {} has no {} baseline", def.name, backend.name());
+    fail(ErrorKind::kUnsupported, "kernel stage: op {} has no {} baseline", inst.op, backend.name());
   if (impl->supports && !impl->supports(call))
     fail(ErrorKind::kUnsupported, "kernel stage: the {} baseline of {} does not support {} {} ({})", backend.name(),
-         def.name, inst.role, kernel_shape_string(inst.shape), dtype_name(inst.dtype));
+         inst.op, inst.role, kernel_shape_string(inst.shape), dtype_name(inst.dtype));
   return *impl;
 }
 
-}  // namespace
+kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl& impl,
+                                            const InstanceRecord& inst, const KernelTimingOptions& o) {
+  const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
+  const std::string stream = kernel_instance_stream(inst);
+  backend.activate();
+  // Input sets rotated on the device: enough that no call reads what the last left in cache.
+  const OpCall probe = def.make(inst.shape, inst.dtype, RngStream(o.seed, stream + ".timing0"));
+  const kernels::RotationPlan plan = kernels::rotation_plan(backend, def.bytes(probe), o.max_rotation_bytes);
+  std::vector<OpCall> calls;
+  std::vector<std::vector<Tensor>> pristine;
+  for (int64_t s = 0; s < plan.sets; ++s) {
+    const OpCall host = s == 0 ? probe : def.make(inst.shape, inst.dtype, RngStream(o.seed, fmt::format("{}.timing{}", stream, s)));
+    calls.push_back(backend.to_device(host));
+    pristine.push_back(snapshot_inouts(backend, def, calls.back()));
+  }
+  kernels::Subject subject;
+  subject.name = impl.name;
+  subject.prepare = [&](int64_t s) {
+    const auto& saved = pristine[static_cast<size_t>(s)];
+    for (size_t i = 0; i < saved.size(); ++i)
+      if (saved[i].defined()) backend.copy(calls[static_cast<size_t>(s)].args[i], saved[i]);
+  };
+  subject.run = [&](int64_t s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    impl.run(calls[static_cast<size_t>(s)]);
+    seam_stretch(t0);  // test seam (test_seams.h)
+  };
+  subject.check = [&](int64_t) {
+    if (o.tick) o.tick();
+  };
+  kernels::MeasureOptions mo;
+  mo.warmup = o.warmup;
+  mo.iterations = o.iterations;
+  kernels::MeasureResult m = kernels::measure(backend, std::span(&subject, 1), plan, mo);
+  if (!m.audit.empty()) fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, m.audit);
+  return m;
+}
 
 std::string kernel_shape_string(const kernels::OpShape& shape) {
   std::string s;
@@ -69,7 +112,7 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     const kernels::Tolerance tol = def.tolerance_for(inst.dtype);
     r.atol = tol.atol;
     r.rtol = tol.rtol;
-    const std::string stream = fmt::format("kernel.{}.{}.{}.{}", inst.op, inst.role, r.shape, r.params);
+    const std::string stream = kernel_instance_stream(inst);
 
     // Precision: fresh inputs per round against the fp64 reference.
     kernels::Comparison worst;
@@ -81,8 +124,9 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
         r.bytes = def.bytes(host);
       }
       const auto ref = kernels::run_reference(def, host);
+      progress_tick();  // a full-size reference takes seconds
       OpCall dev = backend.to_device(host);
-      impl = &baseline_for(backend, def, dev, inst);
+      impl = &kernel_instance_baseline(backend, dev, inst);
       backend.activate();
       impl->run(dev);
       for (const auto& [index, expected] : ref) host.args[index] = backend.to_host(dev.args[index]);
@@ -101,34 +145,18 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     r.rounds = c.spec.rounds;
 
     // Timing over rotated input sets on the device.
-    const kernels::RotationPlan plan = kernels::rotation_plan(backend, r.bytes, c.max_rotation_bytes);
-    std::vector<OpCall> calls;
-    std::vector<std::vector<Tensor>> pristine;
-    for (int64_t s = 0; s < plan.sets; ++s) {
-      const OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, fmt::format("{}.timing{}", stream, s)));
-      calls.push_back(backend.to_device(host));
-      pristine.push_back(snapshot_inouts(backend, def, calls.back()));
+    if (impl == nullptr) {
+      const OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, stream + ".shape"));
+      impl = &kernel_instance_baseline(backend, backend.to_device(host), inst);
     }
-    if (impl == nullptr) impl = &baseline_for(backend, def, calls.front(), inst);
     r.impl = impl->name;
-    kernels::Subject subject;
-    subject.name = impl->name;
-    subject.prepare = [&](int64_t s) {
-      const auto& saved = pristine[static_cast<size_t>(s)];
-      for (size_t i = 0; i < saved.size(); ++i)
-        if (saved[i].defined()) backend.copy(calls[static_cast<size_t>(s)].args[i], saved[i]);
-    };
-    subject.run = [&](int64_t s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      impl->run(calls[static_cast<size_t>(s)]);
-      seam_stretch(t0);  // test seam (test_seams.h)
-    };
-    subject.check = [](int64_t) { progress_tick(); };
-    kernels::MeasureOptions mo;
-    mo.warmup = c.spec.warmup;
-    mo.iterations = c.spec.iterations;
-    const kernels::MeasureResult m = kernels::measure(backend, std::span(&subject, 1), plan, mo);
-    if (!m.audit.empty()) fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, m.audit);
+    KernelTimingOptions to;
+    to.seed = c.seed;
+    to.warmup = c.spec.warmup;
+    to.iterations = c.spec.iterations;
+    to.max_rotation_bytes = c.max_rotation_bytes;
+    to.tick = [] { progress_tick(); };
+    const kernels::MeasureResult m = kernel_instance_time(backend, *impl, inst, to);
     r.buffer_sets = m.sets;
     r.seconds = m.subjects[0].seconds;
     r.throttled = m.subjects[0].throttled_count;

@@ -14,9 +14,12 @@
 
 #include "core/spec/campaign.h"
 #include "kernels/backend.h"
+#include "kernels/measure.h"
 #include "runner/runtime.h"
 #include "results/records.h"
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace fk::runner {
@@ -39,6 +42,28 @@ struct KernelStageOutput {
   std::vector<KernelInstanceResult> instances;
   kernels::DeviceState before, after;  // device state around the stage
 };
+
+// How one instance is timed (the kernel stage's timing half, shared with the op
+// benchmark bench/gpu/bench_ops.cc so that both measure the same way).
+struct KernelTimingOptions {
+  uint64_t seed = 0;
+  int64_t warmup = 3, iterations = 20;
+  double max_rotation_bytes = double(size_t{1} << 30);
+  std::function<void()> tick;  // after every timed call (progress), or empty
+};
+
+// The stream name the instance's inputs are drawn under ("kernel.<op>.<role>.<shape>.<params>").
+std::string kernel_instance_stream(const InstanceRecord& inst);
+// `backend`'s baseline of inst.op, checked to accept `call`; throws fk::Error(kUnsupported)
+// naming the op, role, shape and dtype when there is none or it refuses.
+const kernels::OpImpl& kernel_instance_baseline(kernels::Backend& backend, const kernels::OpCall& call,
+                                                const InstanceRecord& inst);
+// Times `impl` at the instance's shape on `backend`: input sets drawn by seed and
+// uploaded, rotated (and the cache flushed when they are few), in-place arguments
+// restored untimed before every call, through the measurement driver. An audit problem
+// throws fk::Error(kRuntime).
+kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl& impl,
+                                            const InstanceRecord& inst, const KernelTimingOptions& options);
 
 // Runs every instance through `backend`'s baseline. An op without a baseline on the
 // backend, or whose baseline refuses the instance, throws fk::Error(kUnsupported).

@@ -1,8 +1,11 @@
-"""Prints, for every job file of a results folder, where its stages ran and the kernel
-stage's per-instance figures (impl, median, p10/p90, noise, throttled samples), read with
-h5py as a user would. Usage: python3 bench/gpu/job_files.py RESULTS_DIR"""
+"""Prints, for every job file of a results folder, where its stages ran, the model
+stage's step times (median over iterations per run and step kind), its last-layer error
+and token agreement, and the kernel stage's per-instance figures (impl, median, p10/p90,
+noise, throttled samples), read with h5py as a user would.
+Usage: python3 bench/gpu/job_files.py RESULTS_DIR"""
 import glob
 import os
+import statistics
 import sys
 
 import h5py
@@ -17,6 +20,36 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))):
         print(f"  stage_backends: {a['stage_backends']}")
         for key in ("device_state_start", "device_state_end"):
             print(f"  {key}: {list(a[key]) if key in a else 'absent'}")
+        if "model_stage/steps" in f:
+            steps = [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(f["model_stage/steps"].dtype.names, row)}
+                     for row in f["model_stage/steps"][()]]
+            for run in ("fp32", "baseline", "selected"):
+                mine = [r for r in steps if r["run"] == run]
+                if not mine:
+                    continue
+                prefill = [r["total_s"] for r in mine if r["step"] == "prefill"]
+                decode = [r["total_s"] for r in mine if r["step"].startswith("decode")]
+                parts = [f"{len(mine)} step rows"]
+                if prefill:
+                    parts.append(f"prefill median {1e3 * statistics.median(prefill):.2f} ms")
+                if decode:
+                    parts.append(f"decode median {1e3 * statistics.median(decode):.3f} ms (over {len(decode)})")
+                print(f"  model {run:<8}: " + ", ".join(parts))
+        if "model_stage/layers" in f:
+            t = f["model_stage/layers"][()]
+            rows = [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(t.dtype.names, row)} for row in t]
+            if rows:
+                last = max(r["layer"] for r in rows)
+                for r in rows:
+                    if r["layer"] == last and r["step"] in ("prefill", "decode.0"):
+                        print(f"  layer {last} {r['run']} {r['step']}: rel_err_vs_fp32 {r['rel_err_vs_fp32']:.3e}")
+        if "model_stage/logits" in f:
+            t = f["model_stage/logits"][()]
+            for row in t:
+                r = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(t.dtype.names, row)}
+                if r["step"] in ("prefill", "decode.0"):
+                    print(f"  logits {r['run']} {r['step']}: top1_vs_fp32 {r['top1_vs_fp32']:.3f} "
+                          f"kl_vs_fp32 {r['kl_vs_fp32']:.2e}")
         if "kernel_stage/instances" in f:
             t = f["kernel_stage/instances"][()]
             names = t.dtype.names

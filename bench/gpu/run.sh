@@ -59,6 +59,40 @@ if [ "${FK_GPU_SMOKE:-1}" = 1 ]; then
   echo "smoke-cuda report: exit $?"; head -40 "$out/smoke-cuda-report.txt"
   python3 bench/gpu/job_files.py build-gpu/smoke-cuda > "$out/smoke-cuda-jobs.txt" 2>&1; cat "$out/smoke-cuda-jobs.txt"
 fi
+# Every baseline op at llama-3.1-8b's published shapes (prefill of 8 x 512 = 4096 tokens,
+# and a decode step of 32 sequences at context 2048), timed the kernel stage's way against
+# the copy bandwidth of the same run (fk-bench-ops), then torch eager and torch.compile
+# on the same rows (ops_torch.py). FK_GPU_OPS_ARCHS / FK_GPU_OPS_WORKLOADS widen it.
+if [ "${FK_GPU_OPS:-0}" = 1 ]; then
+  : > "$out/ops.txt"
+  for arch in ${FK_GPU_OPS_ARCHS:-llama-3.1-8b}; do
+    for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
+      build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" --workload "specs/workloads/$wl.yaml" \
+        --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
+      echo "fk-bench-ops $arch $wl: exit $?"
+    done
+  done
+  cat "$out/ops.txt"
+  python3 bench/gpu/ops_torch.py "$out"/ops-*.jsonl > "$out/ops-torch.txt" 2>&1
+  echo "ops_torch: exit $?"; cat "$out/ops-torch.txt" | grep -v "^\s*$" | tail -80
+fi
+# Full-size models (specs/campaigns/full-cuda.yaml: llama-3.1-8b, bf16, one GPU): the
+# campaign through fk run, device memory and use sampled every 5 s beside it.
+if [ "${FK_GPU_FULL:-0}" = 1 ]; then
+  rm -rf build-gpu/full-cuda
+  build-gpu/orchestrator/fk plan specs/campaigns/full-cuda.yaml > "$out/full-cuda-plan.txt" 2>&1
+  echo "full-cuda plan: exit $?"; tail -8 "$out/full-cuda-plan.txt"
+  nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu,clocks.sm --format=csv -l 5 > "$out/full-cuda-smi.csv" 2>&1 &
+  smi=$!
+  t1=$(date +%s)
+  timeout "${FK_GPU_FULL_LIMIT:-540}" build-gpu/orchestrator/fk run specs/campaigns/full-cuda.yaml --results build-gpu/full-cuda \
+    > "$out/full-cuda.log" 2>&1
+  echo "full-cuda: exit $? in $(( $(date +%s) - t1 )) s"; tail -15 "$out/full-cuda.log"
+  kill "$smi" 2>/dev/null
+  sort -t, -k2 -n "$out/full-cuda-smi.csv" | tail -1 | sed 's/^/peak memory sample: /'
+  python3 bench/gpu/job_files.py build-gpu/full-cuda > "$out/full-cuda-jobs.txt" 2>&1; cat "$out/full-cuda-jobs.txt"
+  cp -r build-gpu/full-cuda "$out/" 2>/dev/null
+fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
 # rms_norm baseline, the example CUDA candidate built with nvcc -O3, the cuBLASLt GEMM).
 if [ "${FK_GPU_DO_BENCH:-1}" = 1 ]; then

@@ -1,0 +1,149 @@
+// fk-bench-ops: every baseline op of a model's measured step, at the model's real shapes,
+// timed on one backend the way the kernel stage times it (runner/kernel_stage.h,
+// kernel_instance_time: rotated input sets, cache flush, in-place arguments restored,
+// the measurement driver), against the device's copy bandwidth measured in the same run
+// through the same driver. A benchmark tool, not part of the judge.
+//
+//   fk-bench-ops --arch specs/architectures/llama-3.1-8b.yaml --workload specs/workloads/prefill-512.yaml
+//                [--scale full] [--backend cuda] [--warmup 10] [--iterations 100] [--json ops.jsonl]
+//
+// Prints one row per op instance: median time, bytes moved and FLOPs (the op's own
+// counts, OpDef::bytes / flops), achieved GB/s and its share of the copy bandwidth,
+// TFLOP/s. --json writes the same rows (with the shape dims and params) for
+// bench/gpu/ops_torch.py, which times torch eager and torch.compile on the same shapes.
+#include "core/error.h"
+#include "core/spec/spec_file.h"
+#include "kernels/backends.h"
+#include "kernels/measure.h"
+#include "runner/kernel_stage.h"
+#include "runner/model_stage.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <span>
+#include <string>
+#include <variant>
+
+namespace {
+
+using namespace fk;
+
+template <typename Doc>
+Doc load_doc(const std::string& file, const char* what) {
+  spec::Diagnostics d;
+  auto any = spec::spec_load_file(file, d);
+  if (!any) fail(ErrorKind::kInvalidArgument, "--{} {}: {}", what, file, d.to_string());
+  if (!std::holds_alternative<Doc>(*any)) fail(ErrorKind::kInvalidArgument, "--{} {}: not a {} spec", what, file, what);
+  return std::get<Doc>(*any);
+}
+
+// Device-to-device copy bandwidth (bytes read + written per second) of a `bytes` buffer,
+// median over the driver's timed calls.
+double copy_bandwidth(kernels::Backend& backend, int64_t bytes, int64_t warmup, int64_t iterations) {
+  const Tensor src = backend.empty(DType::kU8, {bytes}), dst = backend.empty(DType::kU8, {bytes});
+  backend.memset(src, 1);
+  kernels::Subject s;
+  s.name = "copy";
+  s.run = [&](int64_t) { backend.copy(dst, src); };
+  kernels::MeasureOptions mo;
+  mo.warmup = warmup;
+  mo.iterations = iterations;
+  const auto m = kernels::measure(backend, std::span(&s, 1), kernels::RotationPlan{1, false}, mo);
+  if (!m.audit.empty()) fail(ErrorKind::kRuntime, "copy bandwidth: {}", m.audit);
+  return 2.0 * static_cast<double>(bytes) / m.subjects[0].summary.median;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Times every baseline op of a model's measured step at its real shapes"};
+  std::string arch_file, workload_file, scale = "full", backend_name = "cuda", json_file;
+  int64_t warmup = 10, iterations = 100, copy_mib = 1024;
+  uint64_t seed = 20261203;
+  app.add_option("--arch", arch_file, "architecture spec (YAML)")->required();
+  app.add_option("--workload", workload_file, "workload spec (YAML)")->required();
+  app.add_option("--scale", scale, "preset of both specs (full = the published sizes)");
+  app.add_option("--backend", backend_name, "cpu or cuda");
+  app.add_option("--warmup", warmup, "untimed calls per instance")->check(CLI::NonNegativeNumber);
+  app.add_option("--iterations", iterations, "timed calls per instance")->check(CLI::PositiveNumber);
+  app.add_option("--copy-mib", copy_mib, "buffer size of the copy-bandwidth probe")->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed, "input seed");
+  app.add_option("--json", json_file, "also write the rows as JSON lines here");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto arch_doc = load_doc<spec::ArchitectureDoc>(arch_file, "arch");
+  const auto workload_doc = load_doc<spec::WorkloadDoc>(workload_file, "workload");
+  const auto arch = arch_doc.select(scale);
+  const auto workload = workload_doc.select(scale);
+  if (!arch) fail(ErrorKind::kInvalidArgument, "--scale {}: {} has no such preset", scale, arch_file);
+  if (!workload) fail(ErrorKind::kInvalidArgument, "--scale {}: {} has no such preset", scale, workload_file);
+  const auto kind = device_kind_parse(backend_name);
+  if (!kind) fail(ErrorKind::kInvalidArgument, "--backend {}: not cpu or cuda", backend_name);
+
+  kernels::register_builtin_ops();
+  const auto backend = kernels::backend_create(*kind, 0);
+  runner::ModelStageConfig mc;
+  mc.arch = *arch;
+  mc.workload = *workload;
+  mc.seed = seed;
+  mc.backend = backend.get();
+  const auto instances = runner::model_stage_instances(mc);
+
+  const double copy_bw = copy_bandwidth(*backend, copy_mib << 20, warmup, iterations);
+  fmt::print("device: {}\n", backend->facts().describe());
+  fmt::print("model: {} ({}), workload {} ({}): batch {}, seq_len {}, {}\n", arch->name, scale, workload->name, scale,
+             workload->batch, workload->seq_len, dtype_name(workload->dtype_for(*arch)));
+  fmt::print("copy bandwidth ({} MiB, read + write): {:.0f} GB/s\n\n", copy_mib, copy_bw / 1e9);
+  fmt::print("{:<20} {:<22} {:<44} {:>11} {:>10} {:>9} {:>7} {:>8}\n", "op", "role", "shape", "median us", "MB",
+             "GB/s", "%copy", "TFLOP/s");
+  std::ofstream json;
+  if (!json_file.empty()) {
+    json.open(json_file);
+    if (!json) fail(ErrorKind::kIo, "--json {}: cannot write", json_file);
+  }
+  int failures = 0;
+  for (const auto& inst : instances) {
+    if (!inst.measured) continue;
+    const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
+    const kernels::OpCall host = def.make(inst.shape, inst.dtype, RngStream(seed, "bench.shape"));
+    const std::string shape = runner::kernel_shape_string(inst.shape);
+    try {
+      const kernels::OpImpl& impl = runner::kernel_instance_baseline(*backend, backend->to_device(host), inst);
+      runner::KernelTimingOptions o;
+      o.seed = seed;
+      o.warmup = warmup;
+      o.iterations = iterations;
+      const auto m = runner::kernel_instance_time(*backend, impl, inst, o);
+      const double t = m.subjects[0].summary.median, bytes = def.bytes(host), flops = def.flops(host);
+      fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>8.1f}\n", inst.op, inst.role, shape,
+                 t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw, flops / t / 1e12);
+      if (json.is_open()) {
+        nlohmann::json row = {{"op", inst.op},           {"role", inst.role},   {"dtype", dtype_name(inst.dtype)},
+                              {"params", inst.shape.params}, {"median_s", t},   {"p10_s", m.subjects[0].summary.p10},
+                              {"p90_s", m.subjects[0].summary.p90}, {"bytes", bytes}, {"flops", flops},
+                              {"impl", impl.name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
+        for (const auto& [k, v] : inst.shape.dims) row["dims"][k] = v;
+        json << row.dump() << "\n";
+      }
+    } catch (const Error& e) {
+      ++failures;
+      fmt::print("{:<20} {:<22} {:<44} failed: {}\n", inst.op, inst.role, shape, e.what());
+    }
+    std::fflush(stdout);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const fk::Error& e) {
+    std::cerr << "fk-bench-ops: " << e.what() << "\n";
+    return 2;
+  }
+}
