@@ -147,7 +147,8 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     // Timing over rotated input sets on the device.
     if (impl == nullptr) {
       const OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, stream + ".shape"));
-      impl = &kernel_instance_baseline(backend, backend.to_device(host), inst);
+      const OpCall dev = backend.to_device(host);
+      impl = &kernel_instance_baseline(backend, dev, inst);
     }
     r.impl = impl->name;
     KernelTimingOptions to;

@@ -111,7 +111,8 @@ int run(int argc, char** argv) {
     const kernels::OpCall host = def.make(inst.shape, inst.dtype, RngStream(seed, "bench.shape"));
     const std::string shape = runner::kernel_shape_string(inst.shape);
     try {
-      const kernels::OpImpl& impl = runner::kernel_instance_baseline(*backend, backend->to_device(host), inst);
+      const kernels::OpCall dev = backend->to_device(host);
+      const kernels::OpImpl& impl = runner::kernel_instance_baseline(*backend, dev, inst);
       runner::KernelTimingOptions o;
       o.seed = seed;
       o.warmup = warmup;
