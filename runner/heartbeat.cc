@@ -1,6 +1,8 @@
 #include "runner/heartbeat.h"
 
 #include <arpa/inet.h>
+#include <cstdio>
+#include <ctime>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <nlohmann/json.hpp>
@@ -37,6 +39,14 @@ int connect_to(const std::string& address) {
 
 void progress_tick() { g_progress.fetch_add(1, std::memory_order_relaxed); }
 uint64_t progress_count() { return g_progress.load(std::memory_order_relaxed); }
+
+void progress_note(const std::string& message) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  fmt::print(stderr, "fk-runner: {:02}:{:02}:{:02} {}\n", tm.tm_hour, tm.tm_min, tm.tm_sec, message);
+  std::fflush(stderr);
+}
 
 Heartbeat::Heartbeat(const std::string& address, std::string attempt, int rank, double interval_s)
     : attempt_(std::move(attempt)), rank_(rank), interval_s_(interval_s) {

@@ -17,6 +17,10 @@ namespace fk::runner {
 // Counts completed ops and collectives (the Runtime bumps it); cheap, lock-free.
 void progress_tick();
 uint64_t progress_count();
+// One line on stderr (the attempt's log): "fk-runner: 12:03:41 <message>", flushed, so a
+// long job's log says what it is doing (stage boundaries, each kernel-stage instance).
+// Callers print from one rank of a group.
+void progress_note(const std::string& message);
 
 class Heartbeat {
  public:

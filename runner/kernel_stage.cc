@@ -98,7 +98,9 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
   KernelStageOutput out;
   backend.activate();
   out.before = backend.state();
+  int64_t done = 0;
   for (const InstanceRecord& inst : c.instances) {
+    const auto t_begin = std::chrono::steady_clock::now();
     const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
     KernelInstanceResult r;
     r.op = inst.op;
@@ -157,7 +159,13 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     to.iterations = c.spec.iterations;
     to.max_rotation_bytes = c.max_rotation_bytes;
     to.tick = [] { progress_tick(); };
+    const auto t_timing = std::chrono::steady_clock::now();
     const kernels::MeasureResult m = kernel_instance_time(backend, *impl, inst, to);
+    if (c.rank == 0)
+      progress_note(fmt::format("kernel stage: {}/{} {} {} {}: precision {:.1f} s, timing {:.1f} s", ++done,
+                                c.instances.size(), inst.op, inst.role, r.shape,
+                                std::chrono::duration<double>(t_timing - t_begin).count(),
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_timing).count()));
     r.buffer_sets = m.sets;
     r.seconds = m.subjects[0].seconds;
     r.throttled = m.subjects[0].throttled_count;

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/backends.h"
+#include "runner/heartbeat.h"
 #include "runner/model/checkpoint_weights.h"
 
 #include <chrono>
@@ -155,12 +156,13 @@ class ModelStage {
     };
     const ImplSet base = ImplSet::baseline(backend_->kind());
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
-    run_one("fp32", weights(DType::kF32), base, true);
-    run_one("baseline", weights(dtype), c_.baseline ? *c_.baseline : base, false);
+    run_one("fp32", timed_weights("fp32", DType::kF32, weights), base, true);
+    run_one("baseline", timed_weights("baseline", dtype, weights), c_.baseline ? *c_.baseline : base, false);
     if (c_.selected) {
-      run_one("selected", weights(dtype), *c_.selected, false);
+      run_one("selected", timed_weights("selected", dtype, weights), *c_.selected, false);
     } else if (c_.select) {
-      if (auto chosen = c_.select(out_.instances)) run_one("selected", weights(dtype), *chosen, false);
+      if (auto chosen = c_.select(out_.instances))
+        run_one("selected", timed_weights("selected", dtype, weights), *chosen, false);
     }
     if (pl_.last_stage() && !fp32_logits_.empty() && a_.head.kind == spec::HeadKind::kLm) {
       const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
@@ -173,6 +175,20 @@ class ModelStage {
   }
 
  private:
+  void note(const std::string& message) const {
+    if (c_.rank == 0) progress_note("model stage: " + message);
+  }
+
+  template <typename Make>
+  ModelWeights timed_weights(const std::string& run, DType dtype, Make& make) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    ModelWeights w = make(dtype);
+    note(fmt::format("{} run: {} weights ({} parameters) ready on {} in {:.1f} s", run, dtype_name(dtype),
+                     w.parameter_count(), backend_->name(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    return w;
+  }
+
   // The step whose calls the kernel stage times: the prefill of a prefill workload (or
   // of a model without decode steps), else the first decode step.
   bool measured_step(size_t s) const {
@@ -243,7 +259,11 @@ class ModelStage {
         const auto t0 = std::chrono::steady_clock::now();
         Tensor result = model.step(tokens, sp.q_len, sp.q_start);
         sink.end(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), out_);
-        if (it == 0) after_step(run, s, result, is_fp32);
+        if (it == 0) {
+          after_step(run, s, result, is_fp32);
+          if (s == 0 || s + 1 == steps_.size())
+            note(fmt::format("{} run: {} done in {:.3f} s", run, sp.name, out_.steps.back().total_s));
+        }
         if (is_fp32 && it == 0 && s + 1 < steps_.size()) pass_tokens(s, result);
       }
       if (!recorder.instances().empty()) out_.instances = recorder.instances();

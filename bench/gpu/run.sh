@@ -86,12 +86,22 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
   smi=$!
   t1=$(date +%s)
   timeout "${FK_GPU_FULL_LIMIT:-540}" build-gpu/orchestrator/fk run specs/campaigns/full-cuda.yaml --results build-gpu/full-cuda \
-    > "$out/full-cuda.log" 2>&1
+    > "$out/full-cuda.log" 2>&1 &
+  run=$!
+  # Where the runner's host threads are at FK_GPU_FULL_STACK_AT seconds (a profile of
+  # a host-bound phase), when gdb is there.
+  ( sleep "${FK_GPU_FULL_STACK_AT:-150}"; pid=$(pgrep -n fk-runner)
+    if [ -n "$pid" ]; then
+      top -b -H -n 1 -p "$pid" | head -20 > "$out/full-cuda-top.txt" 2>&1
+      command -v gdb > /dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 15" > "$out/full-cuda-stack.txt" 2>&1
+    fi ) &
+  wait "$run"
   echo "full-cuda: exit $? in $(( $(date +%s) - t1 )) s"; tail -15 "$out/full-cuda.log"
   kill "$smi" 2>/dev/null
   sort -t, -k2 -n "$out/full-cuda-smi.csv" | tail -1 | sed 's/^/peak memory sample: /'
   python3 bench/gpu/job_files.py build-gpu/full-cuda > "$out/full-cuda-jobs.txt" 2>&1; cat "$out/full-cuda-jobs.txt"
-  cp -r build-gpu/full-cuda "$out/" 2>/dev/null
+  mkdir -p "$out/full-cuda"; cp build-gpu/full-cuda/*.h5 build-gpu/full-cuda/logs/*.log "$out/full-cuda/" 2>/dev/null
+  grep -h "fk-runner:" build-gpu/full-cuda/logs/*.log | tail -40
 fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
 # rms_norm baseline, the example CUDA candidate built with nvcc -O3, the cuBLASLt GEMM).
