@@ -2,7 +2,9 @@
 
 #include "core/hash.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <vector>
 
 namespace fk::kernels::util {
 
@@ -50,9 +52,21 @@ std::string first_error(std::initializer_list<std::string> messages) {
 
 Tensor uniform(DType dtype, Shape shape, const RngStream& rng, const std::string& name, float lo, float hi) {
   const RngStream sub(mix64(rng.key() ^ hash_string(name)));
-  Tensor f = Tensor::empty(DType::kF32, shape);
-  rng_fill_uniform(sub, ShardBox::whole(shape), lo, hi, f.span<float>());
-  return dtype == DType::kF32 ? f : f.to_dtype(dtype);
+  Tensor out = Tensor::empty(dtype, shape);
+  // Element i is sub.uniform(i) rounded once to dtype (rng_fill_uniform's values),
+  // drawn in parallel chunks: a full-size weight (500M elements) is a second, not a minute.
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const int64_t n = out.numel(), chunks = (n + kChunk - 1) / kChunk;
+  const size_t es = dtype_size(dtype);
+  char* dst = static_cast<char*>(out.data());
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
+    std::vector<float> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) v[static_cast<size_t>(i)] = sub.uniform(static_cast<uint64_t>(begin + i), lo, hi);
+    dtype_convert(v.data(), DType::kF32, dst + static_cast<size_t>(begin) * es, dtype, static_cast<size_t>(count));
+  }
+  return out;
 }
 
 Tensor uniform_ints(Shape shape, const RngStream& rng, const std::string& name, int64_t lo, int64_t hi) {
@@ -60,6 +74,7 @@ Tensor uniform_ints(Shape shape, const RngStream& rng, const std::string& name, 
   Tensor t = Tensor::empty(DType::kI64, shape);
   auto* p = t.data_as<int64_t>();
   const uint64_t span = static_cast<uint64_t>(hi - lo);
+#pragma omp parallel for schedule(static) if (t.numel() > 65536)
   for (int64_t i = 0; i < t.numel(); ++i) {
     const auto r = sub.raw(static_cast<uint64_t>(i));
     const uint64_t v = (static_cast<uint64_t>(r[0]) << 32) | r[1];
