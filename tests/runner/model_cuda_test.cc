@@ -92,12 +92,7 @@ TEST_P(CudaModelStage, WeightsMadeOnTheDeviceAreTheHostsBits) {
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   const spec::Architecture a = tiny(GetParam());
   const RandomWeights source(33);
-  Placement whole, part;
-  part.tp = 2;
-  part.tp_rank = 1;
-  part.pp = 2;
-  part.pp_rank = 1;
-  for (const Placement& pl : {whole, part}) {
+  for (const Placement& pl : test_support::weight_test_placements()) {
     for (DType dt : {DType::kF32, DType::kBF16, DType::kF16}) {
       const ModelWeights want = ModelWeights::build(a, pl, source).to_dtype(dt);
       const ModelWeights got = ModelWeights::load(a, pl, source, dt, *cuda);

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace fk::runner::test_support {
 
@@ -19,6 +20,17 @@ inline spec::Architecture tiny(const std::string& name) {
   auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
   EXPECT_TRUE(doc.has_value()) << d.to_string();
   return *doc->select("tiny");
+}
+
+// A whole model and a TP x PP shard (TP rank 1 of 2, the last of 2 stages): the
+// layouts the weight tests compare.
+inline std::vector<Placement> weight_test_placements() {
+  Placement part;
+  part.tp = 2;
+  part.tp_rank = 1;
+  part.pp = 2;
+  part.pp_rank = 1;
+  return {Placement{}, part};
 }
 
 // Every tensor of `got` (on `backend`) has the name, shape, dtype and bytes of `want`'s.

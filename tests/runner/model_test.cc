@@ -66,12 +66,7 @@ TEST(Weights, LoadedInPlaceEqualsTheHostMasterRounded) {
   const RandomWeights source(21);
   for (const char* name : {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base"}) {
     const spec::Architecture a = tiny(name);
-    Placement whole, part;
-    part.tp = 2;
-    part.tp_rank = 1;
-    part.pp = 2;
-    part.pp_rank = 1;
-    for (const Placement& pl : {whole, part}) {
+    for (const Placement& pl : test_support::weight_test_placements()) {
       for (DType dt : {DType::kF32, DType::kBF16}) {
         const ModelWeights want = ModelWeights::build(a, pl, source).to_dtype(dt);
         const ModelWeights got = ModelWeights::load(a, pl, source, dt, *cpu);
