@@ -95,12 +95,16 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
       top -b -H -n 1 -p "$pid" | head -20 > "$out/full-cuda-top.txt" 2>&1
       command -v gdb > /dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 15" > "$out/full-cuda-stack.txt" 2>&1
     fi ) &
+  # The job logs (the runner's progress notes) copied as they grow, so that a call cut
+  # off by the device's time limit still brings them back.
+  mkdir -p "$out/full-cuda"
+  ( while kill -0 "$run" 2>/dev/null; do cp build-gpu/full-cuda/logs/*.log "$out/full-cuda/" 2>/dev/null; sleep 10; done ) &
   wait "$run"
   echo "full-cuda: exit $? in $(( $(date +%s) - t1 )) s"; tail -15 "$out/full-cuda.log"
   kill "$smi" 2>/dev/null
   sort -t, -k2 -n "$out/full-cuda-smi.csv" | tail -1 | sed 's/^/peak memory sample: /'
   python3 bench/gpu/job_files.py build-gpu/full-cuda > "$out/full-cuda-jobs.txt" 2>&1; cat "$out/full-cuda-jobs.txt"
-  mkdir -p "$out/full-cuda"; cp build-gpu/full-cuda/*.h5 build-gpu/full-cuda/logs/*.log "$out/full-cuda/" 2>/dev/null
+  cp build-gpu/full-cuda/*.h5 build-gpu/full-cuda/logs/*.log "$out/full-cuda/" 2>/dev/null
   grep -h "fk-runner:" build-gpu/full-cuda/logs/*.log | tail -40
 fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
