@@ -44,8 +44,8 @@ const kernels::OpImpl& kernel_instance_baseline(kernels::Backend& backend, const
   return *impl;
 }
 
-kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl& impl,
-                                            const InstanceRecord& inst, const KernelTimingOptions& o) {
+KernelTiming kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl* impl, const InstanceRecord& inst,
+                                  const KernelTimingOptions& o) {
   const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
   const std::string stream = kernel_instance_stream(inst);
   backend.activate();
@@ -59,8 +59,12 @@ kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const ker
     calls.push_back(backend.to_device(host));
     pristine.push_back(snapshot_inouts(backend, def, calls.back()));
   }
+  KernelTiming out;
+  out.impl = impl != nullptr ? impl : &kernel_instance_baseline(backend, calls.front(), inst);
+  out.bytes = def.bytes(probe);
+  out.flops = def.flops(probe);
   kernels::Subject subject;
-  subject.name = impl.name;
+  subject.name = out.impl->name;
   subject.prepare = [&](int64_t s) {
     const auto& saved = pristine[static_cast<size_t>(s)];
     for (size_t i = 0; i < saved.size(); ++i)
@@ -68,7 +72,7 @@ kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const ker
   };
   subject.run = [&](int64_t s) {
     const auto t0 = std::chrono::steady_clock::now();
-    impl.run(calls[static_cast<size_t>(s)]);
+    out.impl->run(calls[static_cast<size_t>(s)]);
     seam_stretch(t0);  // test seam (test_seams.h)
   };
   subject.check = [&](int64_t) {
@@ -77,9 +81,10 @@ kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const ker
   kernels::MeasureOptions mo;
   mo.warmup = o.warmup;
   mo.iterations = o.iterations;
-  kernels::MeasureResult m = kernels::measure(backend, std::span(&subject, 1), plan, mo);
-  if (!m.audit.empty()) fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, m.audit);
-  return m;
+  out.measure = kernels::measure(backend, std::span(&subject, 1), plan, mo);
+  if (!out.measure.audit.empty())
+    fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, out.measure.audit);
+  return out;
 }
 
 std::string kernel_shape_string(const kernels::OpShape& shape) {
@@ -147,12 +152,6 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     r.rounds = c.spec.rounds;
 
     // Timing over rotated input sets on the device.
-    if (impl == nullptr) {
-      const OpCall host = def.make(inst.shape, inst.dtype, RngStream(c.seed, stream + ".shape"));
-      const OpCall dev = backend.to_device(host);
-      impl = &kernel_instance_baseline(backend, dev, inst);
-    }
-    r.impl = impl->name;
     KernelTimingOptions to;
     to.seed = c.seed;
     to.warmup = c.spec.warmup;
@@ -160,7 +159,9 @@ KernelStageOutput kernel_stage_run(const KernelStageConfig& c, kernels::Backend&
     to.max_rotation_bytes = c.max_rotation_bytes;
     to.tick = [] { progress_tick(); };
     const auto t_timing = std::chrono::steady_clock::now();
-    const kernels::MeasureResult m = kernel_instance_time(backend, *impl, inst, to);
+    const KernelTiming timing = kernel_instance_time(backend, impl, inst, to);
+    const kernels::MeasureResult& m = timing.measure;
+    r.impl = timing.impl->name;
     if (c.rank == 0)
       progress_note(fmt::format("kernel stage: {}/{} {} {} {}: precision {:.1f} s, timing {:.1f} s", ++done,
                                 c.instances.size(), inst.op, inst.role, r.shape,

@@ -58,12 +58,17 @@ std::string kernel_instance_stream(const InstanceRecord& inst);
 // naming the op, role, shape and dtype when there is none or it refuses.
 const kernels::OpImpl& kernel_instance_baseline(kernels::Backend& backend, const kernels::OpCall& call,
                                                 const InstanceRecord& inst);
-// Times `impl` at the instance's shape on `backend`: input sets drawn by seed and
-// uploaded, rotated (and the cache flushed when they are few), in-place arguments
-// restored untimed before every call, through the measurement driver. An audit problem
-// throws fk::Error(kRuntime).
-kernels::MeasureResult kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl& impl,
-                                            const InstanceRecord& inst, const KernelTimingOptions& options);
+struct KernelTiming {
+  kernels::MeasureResult measure;
+  const kernels::OpImpl* impl = nullptr;  // what was timed
+  double bytes = 0, flops = 0;            // of one call (OpDef::bytes / flops)
+};
+// Times `impl` (nullptr: the backend's baseline, kernel_instance_baseline) at the
+// instance's shape on `backend`: input sets drawn by seed and uploaded, rotated (and the
+// cache flushed when they are few), in-place arguments restored untimed before every
+// call, through the measurement driver. An audit problem throws fk::Error(kRuntime).
+KernelTiming kernel_instance_time(kernels::Backend& backend, const kernels::OpImpl* impl, const InstanceRecord& inst,
+                                  const KernelTimingOptions& options);
 
 // Runs every instance through `backend`'s baseline. An op without a baseline on the
 // backend, or whose baseline refuses the instance, throws fk::Error(kUnsupported).

@@ -107,25 +107,22 @@ int run(int argc, char** argv) {
   int failures = 0;
   for (const auto& inst : instances) {
     if (!inst.measured) continue;
-    const kernels::OpDef& def = kernels::OpRegistry::global().def(inst.op);
-    const kernels::OpCall host = def.make(inst.shape, inst.dtype, RngStream(seed, "bench.shape"));
     const std::string shape = runner::kernel_shape_string(inst.shape);
     try {
-      const kernels::OpCall dev = backend->to_device(host);
-      const kernels::OpImpl& impl = runner::kernel_instance_baseline(*backend, dev, inst);
       runner::KernelTimingOptions o;
       o.seed = seed;
       o.warmup = warmup;
       o.iterations = iterations;
-      const auto m = runner::kernel_instance_time(*backend, impl, inst, o);
-      const double t = m.subjects[0].summary.median, bytes = def.bytes(host), flops = def.flops(host);
+      const runner::KernelTiming timing = runner::kernel_instance_time(*backend, nullptr, inst, o);
+      const auto& m = timing.measure;
+      const double t = m.subjects[0].summary.median, bytes = timing.bytes, flops = timing.flops;
       fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>8.1f}\n", inst.op, inst.role, shape,
                  t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw, flops / t / 1e12);
       if (json.is_open()) {
         nlohmann::json row = {{"op", inst.op},           {"role", inst.role},   {"dtype", dtype_name(inst.dtype)},
                               {"params", inst.shape.params}, {"median_s", t},   {"p10_s", m.subjects[0].summary.p10},
                               {"p90_s", m.subjects[0].summary.p90}, {"bytes", bytes}, {"flops", flops},
-                              {"impl", impl.name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
+                              {"impl", timing.impl->name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
         for (const auto& [k, v] : inst.shape.dims) row["dims"][k] = v;
         json << row.dump() << "\n";
       }

@@ -18,11 +18,7 @@ using spec::Architecture;
 struct Planned {
   Shape shape;
   std::vector<WeightPiece> pieces;
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
+  int64_t numel() const { return shape_numel(shape); }
 };
 
 // Parts laid end to end; the result has `shape`.
@@ -73,10 +69,7 @@ struct Maker {
     }
     Tensor t = covered < p.numel() ? Tensor::zeros(DType::kF32, p.shape) : Tensor::empty(DType::kF32, p.shape);
     for (const auto& piece : p.pieces) {
-      Tensor b = src->block(piece.name, piece.rows_total, piece.cols_total, piece.r0, piece.nr, piece.c0, piece.nc,
-                            piece.lo, piece.hi);
-      if (piece.add != 0)
-        for (float& v : b.span<float>()) v += piece.add;
+      const Tensor b = src->values(piece);
       std::memcpy(t.data_as<float>() + piece.at, b.data(), b.nbytes());
     }
     return t;
@@ -250,10 +243,15 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Maker&
 
 }  // namespace
 
-void WeightSource::fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const {
+Tensor WeightSource::values(const WeightPiece& p) const {
   Tensor b = block(p.name, p.rows_total, p.cols_total, p.r0, p.nr, p.c0, p.nc, p.lo, p.hi);
   if (p.add != 0)
     for (float& v : b.span<float>()) v += p.add;
+  return b;
+}
+
+void WeightSource::fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const {
+  const Tensor b = values(p);
   backend.upload(dst.reshape({dst.numel()}).slice(0, p.at, b.numel()),
                  dst.dtype() == DType::kF32 ? b.reshape({b.numel()}) : b.to_dtype(dst.dtype()).reshape({b.numel()}));
 }

@@ -47,6 +47,8 @@ class WeightSource {
   // default reads block() on the host and uploads it; a source that can make its values
   // on the device (RandomWeights) does so.
   virtual void fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const;
+  // Piece `p`'s values on the host, fp32 [nr, nc]: block() plus p.add.
+  Tensor values(const WeightPiece& p) const;
 };
 
 // Values from the counter-based RNG keyed by (seed, name) at each element's global index.
