@@ -22,7 +22,7 @@ std::string runner_path() {
 std::vector<std::string> launch_command(const LaunchOptions& o) {
   const char* mpirun = std::getenv("FK_MPIRUN");
   std::vector<std::string> cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(o.ranks),
-                                  "--oversubscribe"};
+                                  "--oversubscribe", "--bind-to", "none"};
   cmd.push_back(runner_path());
   cmd.insert(cmd.end(), {"--jobs", o.jobs_file, "--results", o.results_dir});
   cmd.insert(cmd.end(), o.runner_args.begin(), o.runner_args.end());
