@@ -59,7 +59,25 @@ std::vector<Case> cases() {
         {scale, 9, 0, 1, 0, 0});
     add("attention", {{"batch", 3}, {"q_heads", 4}, {"kv_heads", 1}, {"head_dim", hd}, {"cache_len", 32}},
         {scale, 1, 20, 1, 0, 0});
+    // Several key tiles and a partial query tile (the tensor-core kernel's loop), and a
+    // long decode split over the keys (split-KV with its merge).
+    add("attention", {{"batch", 1}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", hd}, {"cache_len", 150}},
+        {scale, 150, 0, 1, 0, 0});
+    add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", hd}, {"cache_len", 520}},
+        {scale, 1, 512, 1, 0, 0});
   }
+  // Chunked prefill with a sliding window that starts inside a key tile.
+  add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 1}, {"head_dim", 128}, {"cache_len", 300}},
+      {1.0 / std::sqrt(128.0), 100, 190, 1, 70, 0});
+  // Decode: a group of 8 heads (one block holds them all), of 16 (two blocks share the
+  // K/V), a window and a soft-cap over a split context.
+  add("attention", {{"batch", 2}, {"q_heads", 16}, {"kv_heads", 2}, {"head_dim", 128}, {"cache_len", 1000}},
+      {1.0 / std::sqrt(128.0), 1, 900, 1, 0, 0});
+  add("attention", {{"batch", 1}, {"q_heads", 32}, {"kv_heads", 2}, {"head_dim", 64}, {"cache_len", 700}},
+      {0.125, 1, 650, 1, 300, 30});
+  // Bidirectional over several key tiles.
+  add("attention", {{"batch", 1}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 130}},
+      {0.125, 130, 0, 0, 0, 0});
   add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 24}},
       {0.125, 11, 5, 1, 4, 0});
   add("attention", {{"batch", 2}, {"q_heads", 2}, {"kv_heads", 1}, {"head_dim", 128}, {"cache_len", 16}},

@@ -1,14 +1,21 @@
-// CUDA attention baseline, flash-attention style. A block owns one sequence b, one KV
-// head and a tile of kBQ query rows; the rows of a sequence are ordered (position,
-// query head of the KV head's group), so a decode step of a GQA model still fills a
-// tile with the heads that share the K/V it reads. The block walks the keys that any
-// of its rows can see in tiles of kBK through shared memory (fp32); kGroup threads
-// own one query row: they score kBK / kGroup keys each, keep the row's running max
-// and sum (online softmax, fp32) and kGroup-strided slices of its output accumulator.
-// Per-row masking reproduces the CPU op exactly: causal keys j in [p - window + 1, p]
-// (window > 0) or [0, p]; bidirectional keys j < q_start + q_len.
+// CUDA attention: the launcher that picks a kernel (attention.cuh) and the general
+// kernel, flash-attention style in fp32 on CUDA cores, for what the tensor-core and
+// split-KV kernels do not take (fp32 data, head sizes that are not a multiple of 8,
+// unaligned tensors). A block owns one sequence b, one KV head and a tile of kBQ query
+// rows; the rows of a sequence are ordered (position, query head of the KV head's
+// group), so a decode step of a GQA model still fills a tile with the heads that share
+// the K/V it reads. The block walks the keys that any of its rows can see in tiles of
+// kBK through shared memory (fp32); kGroup threads own one query row: they score
+// kBK / kGroup keys each, keep the row's running max and sum (online softmax, fp32)
+// and kGroup-strided slices of its output accumulator. Per-row masking reproduces the
+// CPU op exactly: causal keys j in [p - window + 1, p] (window > 0) or [0, p];
+// bidirectional keys j < q_start + q_len.
 #include "kernels/cuda/ops/attention_launch.h"
+#include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/elem.cuh"
+
+#include <mutex>
+#include <vector>
 
 namespace fk::cuda {
 namespace {
@@ -21,17 +28,7 @@ constexpr int kKeysPerThread = kBK / kGroup;
 constexpr int kChunks = static_cast<int>(launch::kAttentionMaxHeadDim) / kGroup;
 static_assert(32 % kGroup == 0 && kBK % kGroup == 0, "a row's threads must sit in one warp");
 
-struct Geometry {
-  int64_t cache_len, q_len, q_start, q_heads, kv_heads, group, rows, tiles;
-  int d;
-  float scale, softcap;
-  bool causal;
-  int64_t window;
-  __device__ int64_t first_key(int64_t p) const {
-    return causal && window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
-  }
-  __device__ int64_t end_key(int64_t p) const { return causal ? p + 1 : q_start + q_len; }
-};
+using Geometry = AttentionGeometry;
 
 size_t shared_bytes(int d) {
   const size_t dp = static_cast<size_t>(d) + 1;
@@ -41,7 +38,7 @@ size_t shared_bytes(int d) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     attention_kernel(T* __restrict__ out, const T* __restrict__ q, const T* __restrict__ kc,
-                     const T* __restrict__ vc, Geometry g) {
+                     const T* __restrict__ vc, Geometry g, int64_t tiles) {
   extern __shared__ float smem[];
   const int d = g.d, dp = d + 1;  // padded rows: the group's lanes hit distinct banks
   float* qs = smem;               // [kBQ][dp]
@@ -49,7 +46,7 @@ __global__ void __launch_bounds__(kThreads)
   float* vs = ks + kBK * dp;      // [kBK][dp]
   float* ps = vs + kBK * dp;      // [kBQ][kBK + 1] probabilities of the current tile
 
-  const int64_t b = blockIdx.x / g.tiles, r0 = (blockIdx.x % g.tiles) * kBQ, kvh = blockIdx.y;
+  const int64_t b = blockIdx.x / tiles, r0 = (blockIdx.x % tiles) * kBQ, kvh = blockIdx.y;
   const int tid = threadIdx.x, row = tid / kGroup, sub = tid % kGroup;
   const int64_t r = r0 + row;
   const bool active = r < g.rows;
@@ -153,22 +150,44 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 struct Attention {
-  static cudaError_t run(void* out, const void* q, const void* kc, const void* vc, int64_t batch, Geometry g,
+  static cudaError_t run(void* out, const void* q, const void* kc, const void* vc, const Geometry& g,
                          cudaStream_t stream) {
+    const int64_t tiles = (g.rows + kBQ - 1) / kBQ;
+    if (g.batch * tiles > 0x7fffffff) return cudaErrorInvalidValue;
     const size_t smem = shared_bytes(g.d);
     if (smem > 48 * 1024) {
       const cudaError_t e = cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(smem));
       if (e != cudaSuccess) return e;
     }
-    const dim3 grid(static_cast<unsigned>(batch * g.tiles), static_cast<unsigned>(g.kv_heads));
+    const dim3 grid(static_cast<unsigned>(g.batch * tiles), static_cast<unsigned>(g.kv_heads));
     attention_kernel<T><<<grid, kThreads, smem, stream>>>(static_cast<T*>(out), static_cast<const T*>(q),
-                                                          static_cast<const T*>(kc), static_cast<const T*>(vc), g);
+                                                          static_cast<const T*>(kc), static_cast<const T*>(vc), g,
+                                                          tiles);
     return cudaGetLastError();
   }
 };
 
 }  // namespace
+
+AttentionDevice attention_device() {
+  static std::mutex mu;
+  static std::vector<AttentionDevice> cache;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return {};
+  std::lock_guard<std::mutex> lock(mu);
+  if (static_cast<size_t>(dev) >= cache.size()) cache.resize(static_cast<size_t>(dev) + 1);
+  AttentionDevice& a = cache[static_cast<size_t>(dev)];
+  if (a.sms == 0) {
+    int sms = 0, major = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+      return {};
+    a.sms = sms;
+    a.major = major;
+  }
+  return a;
+}
 
 cudaError_t launch::attention(void* out, const void* query, const void* key_cache, const void* value_cache, Elem elem,
                               int64_t batch, int64_t cache_len, int64_t q_len, int64_t q_start, int64_t q_heads,
@@ -179,6 +198,7 @@ cudaError_t launch::attention(void* out, const void* query, const void* key_cach
       q_heads % kv_heads != 0 || head_dim < 0 || head_dim > kAttentionMaxHeadDim)
     return cudaErrorInvalidValue;
   Geometry g{};
+  g.batch = batch;
   g.cache_len = cache_len;
   g.q_len = q_len;
   g.q_start = q_start;
@@ -186,14 +206,16 @@ cudaError_t launch::attention(void* out, const void* query, const void* key_cach
   g.kv_heads = kv_heads;
   g.group = q_heads / kv_heads;
   g.rows = q_len * g.group;
-  g.tiles = (g.rows + kBQ - 1) / kBQ;
   g.d = static_cast<int>(head_dim);
   g.scale = scale;
   g.softcap = softcap;
   g.causal = causal;
   g.window = window;
-  if (batch * g.tiles > 0x7fffffff) return cudaErrorInvalidValue;
-  return FK_CUDA_DISPATCH_ELEM(elem, Attention, out, query, key_cache, value_cache, batch, g, stream);
+  if (attention_decode_fits(out, query, key_cache, value_cache, elem, g))
+    return attention_decode(out, query, key_cache, value_cache, elem, g, stream);
+  if (attention_flash_fits(out, query, key_cache, value_cache, elem, g))
+    return attention_flash(out, query, key_cache, value_cache, elem, g, stream);
+  return FK_CUDA_DISPATCH_ELEM(elem, Attention, out, query, key_cache, value_cache, g, stream);
 }
 
 }  // namespace fk::cuda

@@ -1,34 +1,61 @@
-// CUDA baseline of vLLM's rms_norm: one block per token row, fp32 accumulation,
-// warp-shuffle block reduction; the row is read twice (the second read hits L1/L2).
-#include "kernels/cuda/ops/elem.cuh"
+// CUDA baseline of vLLM's rms_norm: one block per token row (one warp for rows of up
+// to 32 packs), threads striding over 16-byte packs when hidden and every pointer
+// allow it, else over single elements; fp32 accumulation, warp-shuffle block
+// reduction. The second pass re-reads the packs the same thread read (L1/L2 hits).
 #include "kernels/cuda/ops/rms_norm_launch.h"
+#include "kernels/cuda/ops/row.cuh"
 
 namespace fk::cuda {
 namespace {
 
-template <typename T>
-__global__ void rms_norm_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ w,
-                                int hidden, float eps) {
-  const T* row = x + static_cast<size_t>(blockIdx.x) * hidden;
-  T* orow = out + static_cast<size_t>(blockIdx.x) * hidden;
-  float ss = 0.f;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-    const float v = dev::to_f32(row[i]);
-    ss += v * v;
+template <typename T, int N>
+__global__ void rms_norm_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ w, int64_t rows,
+                                int packs, float hidden, float eps) {
+  using P = dev::Pack<T, N>;
+  const P* wp = reinterpret_cast<const P*>(w);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const P* xr = reinterpret_cast<const P*>(x) + r * packs;
+    P* orow = reinterpret_cast<P*>(out) + r * packs;
+    float ss = 0.f;
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const float v = dev::to_f32(a.v[k]);
+        ss += v * v;
+      }
+    }
+    const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
+      const P a = xr[p], wv = wp[p];
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(a.v[k]) * inv * dev::to_f32(wv.v[k]));
+      orow[p] = o;
+    }
   }
-  const float inv = rsqrtf(dev::block_sum(ss) / static_cast<float>(hidden) + eps);
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x)
-    orow[i] = dev::from_f32<T>(dev::to_f32(row[i]) * inv * dev::to_f32(w[i]));
+}
+
+template <typename T, int N>
+cudaError_t launch_with(void* out, const void* x, const void* w, int64_t rows, int64_t hidden, float eps,
+                        cudaStream_t stream) {
+  const int packs = static_cast<int>(hidden / N);
+  rms_norm_kernel<T, N><<<dev::row_blocks(rows), dev::row_threads(packs), 0, stream>>>(
+      static_cast<T*>(out), static_cast<const T*>(x), static_cast<const T*>(w), rows, packs,
+      static_cast<float>(hidden), eps);
+  return cudaGetLastError();
 }
 
 template <typename T>
 struct RmsNorm {
   static cudaError_t run(void* out, const void* x, const void* w, int64_t tokens, int64_t hidden, float eps,
                          cudaStream_t stream) {
-    if (tokens == 0) return cudaSuccess;
-    rms_norm_kernel<T><<<static_cast<unsigned>(tokens), dev::row_threads(hidden), 0, stream>>>(
-        static_cast<T*>(out), static_cast<const T*>(x), static_cast<const T*>(w), static_cast<int>(hidden), eps);
-    return cudaGetLastError();
+    if (tokens <= 0 || hidden <= 0) return cudaSuccess;
+    if (hidden > INT32_MAX) return cudaErrorInvalidValue;
+    constexpr int V = dev::kVec<T>;
+    if (hidden % V == 0 && dev::aligned16(out) && dev::aligned16(x) && dev::aligned16(w))
+      return launch_with<T, V>(out, x, w, tokens, hidden, eps, stream);
+    return launch_with<T, 1>(out, x, w, tokens, hidden, eps, stream);
   }
 };
 
