@@ -159,6 +159,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   constexpr float kLog2e = 1.4426950408889634f;
+  const float scale_log2 = g.scale * kLog2e;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float o[DP / 8][4];
 #pragma unroll
@@ -187,19 +188,29 @@ __global__ void __launch_bounds__(kThreads)
     if (more) load_keys<T, DP, BK>(ks, kc, g, b, kvh, kt + BK, kb1);
     cp_async_commit();  // (possibly empty) group: the waits below count groups
 
-    // Mask, scale, soft-cap; the running max and sum of each row (log2 domain).
+    // Mask, scale, soft-cap; the running max and sum of each row (log2 domain). Key
+    // offsets within the tile are 32-bit; a tile the row sees whole skips the mask.
     float alpha[2];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
+      const int64_t lo64 = j0[half] - kt, hi64 = j1[half] - kt;
+      const int lo = lo64 < 0 ? 0 : (lo64 > BK ? BK : static_cast<int>(lo64));
+      const int hi = hi64 < 0 ? 0 : (hi64 > BK ? BK : static_cast<int>(hi64));
+      const bool whole = lo == 0 && hi == BK;
       float mx = -INFINITY;
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          const int64_t j = kt + n * 8 + (lane % 4) * 2 + c;
-          float v = s[n][half * 2 + c] * g.scale;
-          if (g.softcap > 0.f) v = g.softcap * tanhf(v / g.softcap);
-          v = (j >= j0[half] && j < j1[half]) ? v * kLog2e : -INFINITY;
+          const int jj = n * 8 + (lane % 4) * 2 + c;
+          float v = s[n][half * 2 + c];
+          if (g.softcap > 0.f) {
+            v *= g.scale;
+            v = g.softcap * tanhf(v / g.softcap) * kLog2e;
+          } else {
+            v *= scale_log2;
+          }
+          if (!whole && (jj < lo || jj >= hi)) v = -INFINITY;
           s[n][half * 2 + c] = v;
           mx = fmaxf(mx, v);
         }
