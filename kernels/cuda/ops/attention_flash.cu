@@ -36,36 +36,27 @@ __host__ __device__ constexpr size_t shared_bytes() {
   return sizeof(uint16_t) * static_cast<size_t>(kBQ + 2 * key_tile<DP>()) * (DP + kPad);
 }
 
+// mma.sync m16n8k16 (row.col, fp32 accumulators) and the pack of two fp32 values into
+// one register of the element type, for T = __nv_bfloat16 (PTX bf16) and __half (f16).
 template <typename T>
 struct Mma;
-template <>
-struct Mma<__nv_bfloat16> {
-  __device__ __forceinline__ static void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  __device__ __forceinline__ static uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  }
-};
-template <>
-struct Mma<__half> {
-  __device__ __forceinline__ static void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  __device__ __forceinline__ static uint32_t pack(float lo, float hi) {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  }
-};
+#define FK_FLASH_MMA(T, PTX, PACK2, VEC2)                                                                   \
+  template <>                                                                                             \
+  struct Mma<T> {                                                                                         \
+    __device__ __forceinline__ static void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) { \
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX                                   \
+                   ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                          \
+                   : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                       \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                       \
+    }                                                                                                     \
+    __device__ __forceinline__ static uint32_t pack(float lo, float hi) {                                 \
+      const VEC2 v = PACK2(lo, hi);                                                                       \
+      return *reinterpret_cast<const uint32_t*>(&v);                                                      \
+    }                                                                                                     \
+  };
+FK_FLASH_MMA(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __nv_bfloat162)
+FK_FLASH_MMA(__half, "f16", __floats2half2_rn, __half2)
+#undef FK_FLASH_MMA
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
