@@ -246,6 +246,7 @@ int check_run(const CheckOptions& given) {
       r.job_ids.push_back(j.id);
       r.ranks = std::max<int>(r.ranks, static_cast<int>(j.layout.ranks()));
       r.time_limit_s += j.time_limit_s;
+      r.unbound = r.unbound || j.backend != DeviceKind::kCpu;
     }
     r.runner_args = {"--force"};
     r.log_file = fmt::format("{}/fk-runner-{}.log", dir, pass.scale);

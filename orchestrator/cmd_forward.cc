@@ -60,7 +60,8 @@ int forward_main(const ForwardArgs& a) {
   std::vector<std::string> cmd;
   if (ranks > 1) {
     const char* mpirun = std::getenv("FK_MPIRUN");
-    cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
+    cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
+    if (a.backend != "cpu") cmd.insert(cmd.end(), {"--bind-to", "none"});  // as LaunchRequest::unbound
   }
   cmd.insert(cmd.end(), {runner_path(), "--forward", a.spec, "--preset", a.preset, "--inputs", a.inputs, "--layout",
                          a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "--forward-backend", a.backend,

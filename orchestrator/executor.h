@@ -26,6 +26,11 @@ struct LaunchRequest {
   std::string heartbeat;             // "host:port" fk-runner reports progress to ("" = none)
   std::vector<std::string> runner_args;  // extra fk-runner arguments (--only, --quarantine...)
   std::string log_file;              // where the attempt's stdout/stderr go
+  // No CPU binding for the ranks (jobs on a device, whose host threads draw inputs and
+  // run fp64 references). CPU jobs keep the launcher's binding: the judge times their
+  // sandboxed workers on the host clock, which stays steady when the rank's processes
+  // share its cores (unbound on 2 busy cores, a tiny op's ratio ranged 0.02x-76x).
+  bool unbound = false;
 };
 
 enum class AttemptEnd {

@@ -13,6 +13,7 @@ struct LaunchOptions {
   std::string jobs_file;
   std::string results_dir;
   std::vector<std::string> runner_args;  // extra fk-runner arguments
+  bool unbound = false;  // mpirun --bind-to none (see LaunchRequest::unbound)
 };
 
 // Path of fk-runner: $FK_RUNNER, else next to this executable (build tree or install),

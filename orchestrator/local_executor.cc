@@ -32,6 +32,7 @@ std::vector<std::string> LocalExecutor::command(const LaunchRequest& r) {
   o.jobs_file = r.jobs_file;
   o.results_dir = r.results_dir;
   o.runner_args = r.runner_args;
+  o.unbound = r.unbound;
   std::string ids;
   for (const auto& id : r.job_ids) ids += (ids.empty() ? "" : ",") + id;
   o.runner_args.insert(o.runner_args.begin(), {"--only", ids, "--attempt", r.attempt_id});

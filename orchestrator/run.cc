@@ -231,6 +231,7 @@ class Orchestrator {
     r.jobs_file = results_ + "/jobs.json";
     r.results_dir = results_;
     r.ranks = static_cast<int>(job.layout.ranks());
+    r.unbound = job.backend != DeviceKind::kCpu;
     r.time_limit_s = job.time_limit_s;
     r.heartbeat = heartbeat_->address(executor_->name() == "slurm" ? hostname() : "127.0.0.1");
     r.log_file = log_path(r.attempt_id);

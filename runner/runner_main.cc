@@ -45,7 +45,6 @@
 #include <unistd.h>
 #include <filesystem>
 #include <map>
-#include <sched.h>
 #include <thread>
 
 namespace {
@@ -124,20 +123,6 @@ int local_ranks() {
   MPI_Comm_size(node, &n);
   MPI_Comm_free(&node);
   return n;
-}
-
-// Host threads of one rank when --threads is not given: the CPUs this process may run
-// on. A rank bound to a set of CPUs (mpirun --bind-to, srun --cpu-bind) owns that set;
-// unbound ranks of one node share the node's CPUs. Never more threads than CPUs: 16
-// threads on the one core mpirun binds a lone rank to by default ran the host fp64
-// references ten times slower than one thread per core.
-int default_threads(int ranks_on_node) {
-  const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : hw;
-  if (allowed > 0 && allowed < hw) return allowed;  // bound: this rank's own CPUs
-  return std::max(1, hw / std::max(1, ranks_on_node));
 }
 
 // Thrown on every rank when agree() found a failure (the failing rank printed it).
@@ -408,7 +393,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
-  const int threads = o.threads > 0 ? static_cast<int>(o.threads) : default_threads(local_ranks());
+  const int threads = o.threads > 0 ? static_cast<int>(o.threads)
+                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks());
   omp_set_num_threads(threads);
   install_crash_handlers();
   fk::kernels::blas_set_threads(threads);
