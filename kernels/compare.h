@@ -26,6 +26,9 @@ struct Comparison {
 Comparison compare(const Tensor& got, const Tensor& ref, const Tolerance& tol);
 // Merges per-output comparisons into one (worst of each figure).
 Comparison combine(const Comparison& a, const Comparison& b);
+// `t` (a host float tensor of any float dtype) as a contiguous fp64 tensor, converted
+// by every host thread (the same values as t.to_dtype(DType::kF64)).
+Tensor host_to_f64(const Tensor& t);
 // Relative L2 distance of two float tensors of any dtypes (same element count).
 double relative_l2(const Tensor& got, const Tensor& ref);
 

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/spec/diagnostics.h"
+#include "kernels/compare.h"
 #include "kernels/ops/ops.h"
 
 #include <fmt/format.h>
@@ -113,7 +114,7 @@ std::map<size_t, Tensor> run_reference(const OpDef& def, const OpCall& call) {
     if (def.args[i].role == ArgRole::kOut) {
       ref.args.push_back(Tensor::empty(DType::kF64, t.shape()));
     } else {
-      ref.args.push_back(t.to_dtype(DType::kF64));
+      ref.args.push_back(host_to_f64(t));
     }
   }
   def.reference(ref);
