@@ -128,3 +128,11 @@ if [ "${FK_GPU_PROBE:-1}" = 1 ]; then
   mpirun -np "$n" build-gpu/runner/fk-runner --collectives --backend mpi --min-bytes 1K --max-bytes 64M --iters 20 \
     > "$out/probe-mpi.txt" 2>&1; echo "mpi probe: exit $?"
 fi
+# The device tool brings back only a few files from $OUT: pack the logs into one
+# archive (job .h5 files are left out: they can be large). FK_GPU_PACK=0 keeps them apart.
+if [ "${FK_GPU_PACK:-1}" = 1 ]; then
+  pack=$(mktemp /tmp/fk-gpu-logs.XXXXXX.tgz)
+  find "$out" -name '*.h5' -delete
+  tar czf "$pack" -C "$out" . && find "$out" -mindepth 1 -delete && mv "$pack" "$out/fk-gpu-logs.tgz" &&
+    echo "logs: \$OUT/fk-gpu-logs.tgz"
+fi
