@@ -88,13 +88,10 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
   timeout "${FK_GPU_FULL_LIMIT:-540}" build-gpu/orchestrator/fk run specs/campaigns/full-cuda.yaml --results build-gpu/full-cuda \
     > "$out/full-cuda.log" 2>&1 &
   run=$!
-  # Where the runner's host threads are at FK_GPU_FULL_STACK_AT seconds (a profile of
-  # a host-bound phase), when gdb is there.
+  # The runner's host threads at FK_GPU_FULL_STACK_AT seconds (which threads are busy in
+  # a host-bound phase; the GPU machine has no gdb for stacks).
   ( sleep "${FK_GPU_FULL_STACK_AT:-150}"; pid=$(pgrep -n fk-runner)
-    if [ -n "$pid" ]; then
-      top -b -H -n 1 -p "$pid" | head -20 > "$out/full-cuda-top.txt" 2>&1
-      command -v gdb > /dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 15" > "$out/full-cuda-stack.txt" 2>&1
-    fi ) &
+    [ -n "$pid" ] && top -b -H -n 1 -p "$pid" | head -20 > "$out/full-cuda-top.txt" 2>&1 ) &
   # The job logs (the runner's progress notes) copied as they grow, so that a call cut
   # off by the device's time limit still brings them back.
   mkdir -p "$out/full-cuda"

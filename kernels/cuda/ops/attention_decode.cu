@@ -215,7 +215,8 @@ int heads_per_block(int64_t group) { return group >= 8 ? 8 : (group > 2 ? 4 : 2)
 
 Split split_for(const AttentionGeometry& g, int64_t base_blocks) {
   const int64_t keys = g.end_key(g.q_start) - g.first_key(g.q_start);
-  const int64_t target = 2 * static_cast<int64_t>(attention_device().sms > 0 ? attention_device().sms : 1);
+  const int sms = attention_device().sms;  // cached per device, read once a call
+  const int64_t target = 2 * static_cast<int64_t>(sms > 0 ? sms : 1);
   int64_t splits = (target + base_blocks - 1) / base_blocks;
   const int64_t most = (keys + kMinSplitKeys - 1) / kMinSplitKeys;
   if (splits > most) splits = most;
