@@ -87,13 +87,18 @@ void judge_timings(const std::vector<PendingTiming>& timings, const CompareOptio
   std::vector<PendingTiming> none;
   for (const auto& [pack, items] : packs) {
     std::vector<double> shifts;
-    for (const PendingTiming* t : items) shifts.push_back(t->test.shift);
-    const PackNoise noise = compare_pack_noise(shifts, o);
+    std::vector<std::string> jobs;
+    for (const PendingTiming* t : items) {
+      shifts.push_back(t->test.shift);
+      jobs.push_back(t->job_id);
+    }
+    const PackNoise noise = compare_pack_noise(shifts, o, jobs);
     r.counts.packs.push_back(fmt::format("{} timings: {} items ({} slower, {} faster), median shift {:+.1f}%, noise "
-                                         "sigma {:.1f}%{}",
+                                         "sigma {:.1f}%{}; {} jobs ({} slower, {} faster by over {:.0f}%)",
                                          pack, noise.items, noise.slower, noise.faster, 100 * std::expm1(noise.shift),
                                          100 * noise.sigma,
-                                         noise.resolves_items ? "" : " (too noisy to judge single timings)"));
+                                         noise.resolves_items ? "" : " (too noisy to judge single timings)", noise.jobs,
+                                         noise.jobs_slower, noise.jobs_faster, 50 * o.threshold));
     for (const PendingTiming* t : items) {
       JobContext c{o, r, none, t->job_id, t->job};
       const SpeedTest& s = t->test;
@@ -108,8 +113,10 @@ void judge_timings(const std::vector<PendingTiming>& timings, const CompareOptio
       JobContext c{o, r, none, "", "(campaign)"};
       add(c, noise.change, FindingKind::kSpeed, fmt::format("all {} timings", pack), "p10 shift, median over items", "-",
           "-", fmt::format("{:+.0f}%", 100 * std::expm1(noise.shift)),
-          fmt::format("{} items: {} slower, {} faster; signed-rank p={:.1e}", noise.items, noise.slower, noise.faster,
-                      noise.change == Change::kWorse ? noise.p_slower : noise.p_faster));
+          fmt::format("{} items: {} slower, {} faster; signed-rank p={:.1e}; {} of {} jobs {}", noise.items,
+                      noise.slower, noise.faster, noise.change == Change::kWorse ? noise.p_slower : noise.p_faster,
+                      noise.change == Change::kWorse ? noise.jobs_slower : noise.jobs_faster, noise.jobs,
+                      noise.change == Change::kWorse ? "slower" : "faster"));
     }
   }
 }

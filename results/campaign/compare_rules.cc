@@ -2,9 +2,13 @@
 
 #include "core/stats.h"
 #include "results/campaign/stats.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
 
 namespace fk::results {
 namespace {
@@ -55,19 +59,35 @@ SpeedTest compare_speed(const std::vector<double>& old_in, const std::vector<dou
   return t;
 }
 
-PackNoise compare_pack_noise(const std::vector<double>& shifts_in, const CompareOptions& o) {
+PackNoise compare_pack_noise(const std::vector<double>& shifts_in, const CompareOptions& o,
+                             const std::vector<std::string>& groups_in) {
+  if (!groups_in.empty() && groups_in.size() != shifts_in.size())
+    throw std::invalid_argument(
+        fmt::format("compare_pack_noise: {} groups for {} shifts", groups_in.size(), shifts_in.size()));
   PackNoise p;
   std::vector<double> shifts;
-  for (double s : shifts_in)
-    if (std::isfinite(s)) shifts.push_back(s);
+  std::map<std::string, std::vector<double>> by_group;
+  for (size_t i = 0; i < shifts_in.size(); ++i) {
+    if (!std::isfinite(shifts_in[i])) continue;
+    shifts.push_back(shifts_in[i]);
+    if (!groups_in.empty()) by_group[groups_in[i]].push_back(shifts_in[i]);
+  }
   p.items = shifts.size();
   if (shifts.empty()) return p;
   p.shift = stats::median(shifts);
+  const double up = std::log1p(o.threshold);
+  p.jobs = by_group.size();
+  const double job_up = std::log1p(o.threshold / 2);
+  for (const auto& [group, group_shifts] : by_group) {
+    const double g = stats::median(group_shifts);
+    p.jobs_slower += g > job_up;
+    p.jobs_faster += g < -job_up;
+  }
   if (p.items >= kMinPackForNoise) {
     std::vector<double> dev;
     for (double s : shifts) dev.push_back(std::fabs(s - p.shift));
     p.sigma = stats::percentile(dev, 90) / 1.6449;  // the normal sigma with the same 90th percentile
-    p.resolves_items = p.sigma <= std::log1p(o.threshold) / 3;
+    p.resolves_items = p.sigma <= up / 3;
   }
   std::vector<double> negated;
   for (double s : shifts) {
@@ -78,9 +98,9 @@ PackNoise compare_pack_noise(const std::vector<double>& shifts_in, const Compare
   if (p.items < kMinPackItems) return p;
   p.p_slower = stats_signed_rank_greater(shifts);
   p.p_faster = stats_signed_rank_greater(negated);
-  const double up = std::log1p(o.threshold);
-  if (p.shift > up && p.p_slower < o.alpha) p.change = Change::kWorse;
-  if (p.shift < -up && p.p_faster < o.alpha) p.change = Change::kBetter;
+  const size_t jobs_needed = p.jobs >= 2 ? (2 * p.jobs + 2) / 3 : 0;
+  if (p.shift > up && p.p_slower < o.alpha && p.jobs_slower >= jobs_needed) p.change = Change::kWorse;
+  if (p.shift < -up && p.p_faster < o.alpha && p.jobs_faster >= jobs_needed) p.change = Change::kBetter;
   return p;
 }
 

@@ -37,13 +37,16 @@ case $case_name in
     # out: on a shared 2-core machine a process's memory layout (ASLR) alone moves a
     # 6 us kernel by 25% between two identical runs, reproducibly within each run, and a
     # fresh-clone CI run saw a 24 us one move by 15% (p10 too). A dozen kernels and the
-    # model timings stay compared.
-    expect 0 "$fk" compare "$A" "$B" --min-time 5e-5
+    # model timings stay compared. The threshold is 30%, not 10%: whole runs of this
+    # campaign on that machine moved by up to +17% against an identical one (3 of 4 jobs
+    # over 5%) even taking turns job by job (docs/reports.md).
+    expect 0 "$fk" compare "$A" "$B" --min-time 5e-5 --threshold 0.3
     has "fk compare: 0 regression\(s\)"
     has "kernel timings: [1-9][0-9]* items"
-    expect 0 "$fk" compare "$B" "$A" --min-time 5e-5
+    expect 0 "$fk" compare "$B" "$A" --min-time 5e-5 --threshold 0.3
     ;;
-  slowdown)  # every timed region 20% longer
+  slowdown)  # every timed region 50% longer, at the default threshold of 10% (a run-wide
+    # drift of up to 17% between identical runs leaves a real 30% slowdown at +13%)
     expect 1 "$fk" compare "$A" "$work/slow/campaign.h5"
     has "^REGRESSIONS"
     has "speed +\(campaign\) +all kernel timings .* \+[1-9][0-9]%"
@@ -61,7 +64,7 @@ case $case_name in
   folders)  # results folders work as well as campaign files, and mixed
     expect 1 "$fk" compare "$work/a" "$work/slow"
     has "OLD results folder"
-    expect 0 "$fk" compare "$work/a" "$B" --min-time 5e-5  # as in "same"
+    expect 0 "$fk" compare "$work/a" "$B" --min-time 5e-5 --threshold 0.3  # as in "same"
     ;;
   bad_input)
     expect 2 "$fk" compare "$A" "$work/nope.h5"

@@ -70,6 +70,49 @@ TEST(CompareRules, PackNoiseRaisesTheBarForSingleItems) {
   EXPECT_EQ(compare_pack_noise(all_slower, o).change, Change::kSame);
 }
 
+// The items of one job share a process, and a process as a whole can run 30% slower
+// than an identical one: a pack-wide change needs most jobs to agree.
+TEST(CompareRules, PackWideChangeNeedsMostJobs) {
+  CompareOptions o;
+  std::vector<double> shifts;
+  std::vector<std::string> jobs;
+  auto add_job = [&](const std::string& job, double ratio, int items) {
+    for (int i = 0; i < items; ++i) {
+      shifts.push_back(std::log(ratio) + 0.01 * (i % 3 - 1));
+      jobs.push_back(job);
+    }
+  };
+  // Two of four jobs 40% slower, two unchanged: the items alone (12 of 16 slower, one
+  // sided signed-rank p < 0.01 and a median above 10%) would call the campaign slower.
+  add_job("a", 1.4, 6);
+  add_job("b", 1.4, 6);
+  add_job("c", 1.0, 2);
+  add_job("d", 1.0, 2);
+  const PackNoise ungrouped = compare_pack_noise(shifts, o);
+  ASSERT_EQ(ungrouped.change, Change::kWorse);
+  const PackNoise two_of_four = compare_pack_noise(shifts, o, jobs);
+  EXPECT_EQ(two_of_four.jobs, 4u);
+  EXPECT_EQ(two_of_four.jobs_slower, 2u);
+  EXPECT_EQ(two_of_four.change, Change::kSame);
+  // Three of four (two thirds, rounded up) are enough.
+  for (size_t i = 0; i < shifts.size(); ++i)
+    if (jobs[i] == "c") shifts[i] = std::log(1.3);
+  const PackNoise three_of_four = compare_pack_noise(shifts, o, jobs);
+  EXPECT_EQ(three_of_four.jobs_slower, 3u);
+  EXPECT_EQ(three_of_four.change, Change::kWorse);
+  // The mirror image: faster.
+  std::vector<double> negated;
+  for (double s : shifts) negated.push_back(-s);
+  const PackNoise faster = compare_pack_noise(negated, o, jobs);
+  EXPECT_EQ(faster.jobs_faster, 3u);
+  EXPECT_EQ(faster.change, Change::kBetter);
+  // One job alone: the item rule as before.
+  const PackNoise one_job = compare_pack_noise(shifts, o, std::vector<std::string>(shifts.size(), "a"));
+  EXPECT_EQ(one_job.jobs, 1u);
+  EXPECT_EQ(one_job.change, Change::kWorse);
+  EXPECT_THROW(compare_pack_noise(shifts, o, {"a"}), std::invalid_argument);  // one key per shift
+}
+
 TEST(CompareRules, ErrorsAgreementAndVerdicts) {
   const CompareOptions o;
   EXPECT_EQ(compare_error(1e-3, 3e-3, o), Change::kWorse);
