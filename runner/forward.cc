@@ -7,7 +7,7 @@
 #include "kernels/backends.h"
 #include "runner/model/checkpoint_weights.h"
 #include "runner/model/model_comms.h"
-#include "runner/model/transformer.h"
+#include "runner/model/family.h"
 #include "runner/runtime.h"
 
 #include <chrono>
@@ -140,9 +140,9 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
 
   Tensor tokens = p.input_ids.slice(0, b0, nb).contiguous_copy();
   Runtime rt(ImplSet::baseline(p.backend), *backend);
-  Transformer model(a, p.workload, pl, comms.comms(), weights, rt);
-  model.set_all_logits(true);
-  model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+  const std::unique_ptr<Model> model = build_model({a, p.workload, pl, comms.comms(), weights, rt});
+  model->set_all_logits(true);
+  model->set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
     if (layer < 0) {
       put(0, seq_begin, stream);
     } else if (layer < layers - 1 || (layer == layers - 1 && !final_norm)) {
@@ -151,7 +151,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
       put(layers, seq_begin, stream);
     }
   });
-  const Tensor out = model.step(tokens, seq, 0);
+  const Tensor out = model->step(tokens, seq, 0);
   if (pl.last_stage() && writer)
     std::memcpy(buf.data() + hs_size + b0 * seq * out_width, out.data(), out.nbytes());
 

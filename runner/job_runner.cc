@@ -8,6 +8,7 @@
 #include "results/job_result.h"
 #include "runner/candidate_stage.h"
 #include "runner/kernel_stage.h"
+#include "runner/model/family.h"
 #include "runner/model/model_comms.h"
 #include "runner/model_stage.h"
 
@@ -231,7 +232,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                                       candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
-  const int64_t steps = job.arch.attention.causal ? 1 + job.workload.decode_steps : 1;
+  const auto steps = static_cast<int64_t>(model_family_of(job.arch).steps(job.arch, job.workload).size());
   const bool keep_logits = job.model_stage.enabled && job.arch.head.kind == spec::HeadKind::kLm &&
                            steps * job.workload.batch * job.arch.vocab_size * 4 <= (int64_t{16} << 20);
   if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, job.arch.vocab_size});

@@ -94,10 +94,6 @@ double kl(const float* ref, const float* run, int64_t n) {
   return std::isfinite(s) ? std::max(0.0, s) : s;  // NaN logits must not read as agreement
 }
 
-struct StepPlan {
-  std::string name;
-  int64_t q_len, q_start;
-};
 
 class ModelStage {
  public:
@@ -108,9 +104,15 @@ class ModelStage {
     const double prefill_bytes = static_cast<double>(pl_.batch_size(w_) * w_.seq_len * a_.hidden_size) * 4.0 * 2.0 *
                                  static_cast<double>(local_layers);
     trace_all_rows_ = prefill_bytes <= kTraceBudgetBytes;
-    steps_.push_back({"prefill", w_.seq_len, 0});
-    for (int64_t j = 0; j < w_.decode_steps; ++j) steps_.push_back({fmt::format("decode.{}", j), 1, w_.seq_len + j});
-    if (!a_.attention.causal) steps_.resize(1);
+    steps_ = model_family_of(a_).steps(a_, w_);
+    // The stage feeds the prompt to the first step and one greedy token to each later one.
+    bool plan_ok = !steps_.empty() && steps_.front().q_start == 0 && steps_.front().q_len == w_.seq_len;
+    for (size_t s = 1; plan_ok && s < steps_.size(); ++s) plan_ok = steps_[s].q_len == 1;
+    if (!plan_ok)
+      fail(ErrorKind::kInternal,
+           "model family '{}': a step plan opens with the prompt (q_start 0, q_len {}) and takes one token a "
+           "step after it",
+           a_.model_family, w_.seq_len);
   }
 
   // The shape pass (model_stage_instances): one pass over every step with placeholder
@@ -122,11 +124,11 @@ class ModelStage {
     rt.set_shapes_only(true);
     InstanceRecorder recorder;
     rt.set_recorder(&recorder);
-    Transformer model(a_, w_, pl_, c_.comms, weights, rt);
+    const std::unique_ptr<Model> model = build_model({a_, w_, pl_, c_.comms, weights, rt});
     const Tensor prompt = model_stage_prompt(a_, w_, pl_, c_.seed);
     for (size_t s = 0; s < steps_.size(); ++s) {
       recorder.set_measured(measured_step(s));
-      model.step(s == 0 ? prompt : Tensor::zeros(DType::kI64, {pl_.batch_size(w_), 1}), steps_[s].q_len,
+      model->step(s == 0 ? prompt : Tensor::zeros(DType::kI64, {pl_.batch_size(w_), 1}), steps_[s].q_len,
                  steps_[s].q_start);
     }
     return recorder.instances();
@@ -224,15 +226,15 @@ class ModelStage {
     StepSink sink;
     rt.set_sink(&sink);
     InstanceRecorder recorder;
-    Transformer model(a_, w_, pl_, c_.comms, weights, rt);
-    model.set_trace_last_rows(!trace_all_rows_);
+    const std::unique_ptr<Model> model = build_model({a_, w_, pl_, c_.comms, weights, rt});
+    model->set_trace_last_rows(!trace_all_rows_);
     // The fp32 run is the reference, not a contender: one iteration.
     const int64_t iterations = is_fp32 ? 1 : std::max<int64_t>(1, c_.iterations);
     for (int64_t it = 0; it < iterations; ++it) {
-      model.reset();
+      model->reset();
       std::string current_step;
       if (it == 0) {
-        model.set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+        model->set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
           if (layer < 0 || layer >= a_.num_hidden_layers) return;  // embeddings, final norm: not traced
           const Tensor& t = stream;
           auto key = std::make_tuple(current_step, layer, seq_begin);
@@ -244,10 +246,10 @@ class ModelStage {
           }
         });
       } else {
-        model.set_layer_hook(nullptr);
+        model->set_layer_hook(nullptr);
       }
       for (size_t s = 0; s < steps_.size(); ++s) {
-        const StepPlan& sp = steps_[s];
+        const ModelStep& sp = steps_[s];
         current_step = sp.name;
         // Every step of the baseline run's first iteration is recorded (candidates are
         // checked at every shape the model calls); the measured step is marked.
@@ -257,7 +259,7 @@ class ModelStage {
         Tensor tokens = s == 0 ? prompt_ : decode_tokens(s - 1);
         sink.begin(run, it, sp.name, c_.rank);
         const auto t0 = std::chrono::steady_clock::now();
-        Tensor result = model.step(tokens, sp.q_len, sp.q_start);
+        Tensor result = model->step(tokens, sp.q_len, sp.q_start);
         sink.end(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), out_);
         if (it == 0) {
           after_step(run, s, result, is_fp32);
@@ -343,7 +345,7 @@ class ModelStage {
   const spec::Workload& w_;
   Placement pl_;
   bool trace_all_rows_ = true;
-  std::vector<StepPlan> steps_;
+  std::vector<ModelStep> steps_;
   Tensor prompt_;
   std::vector<Tensor> forced_, greedy_, fp32_logits_, base_logits_;
   std::map<std::tuple<std::string, int64_t, int64_t>, Tensor> fp32_streams_, base_streams_;

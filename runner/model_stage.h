@@ -14,7 +14,7 @@
 
 #include "core/spec/architecture.h"
 #include "core/spec/workload.h"
-#include "runner/model/transformer.h"
+#include "runner/model/family.h"
 #include "runner/runtime.h"
 #include "results/records.h"
 

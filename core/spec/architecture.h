@@ -111,8 +111,11 @@ struct Architecture {
   std::string name;
   std::string model_type;
   std::string hf_id;
-  std::string family;
+  std::string family;  // lineage reports group by (llama, mistral, ...)
   std::string source;
+  // The plug-in that plans, builds and runs the model (core/spec/family.h,
+  // runner/model/family.h).
+  std::string model_family = "transformer";
   std::string preset = "full";  // which preset produced these values
   DType dtype = DType::kBF16;
   // Weights: a .safetensors file, or a folder holding model.safetensors or

@@ -1,5 +1,7 @@
 #include "core/spec/architecture_load.h"
 
+#include "core/spec/family.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -145,6 +147,7 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   r.string("model_type", a.model_type, req);
   r.string("hf_id", a.hf_id, Need::kOptional);
   r.string("family", a.family, Need::kOptional);
+  r.string("model_family", a.model_family, Need::kOptional);
   r.string("source", a.source, req);
   r.choice("dtype", a.dtype, Need::kOptional, kModelDtypes);
   r.integer("hidden_size", a.hidden_size, req, limits::kHiddenSize);
@@ -305,6 +308,12 @@ bool check_limits(const Architecture& a, const ParseContext& ctx) {
 void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   const SourceMap& w = *ctx.where;
   auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+  register_builtin_families();
+  if (FamilyRegistry::global().find(a.model_family) == nullptr) {
+    err("model_family", fmt::format("'{}' is not a model family (known: {})", a.model_family,
+                                    fmt::join(FamilyRegistry::global().names(), ", ")));
+    return;  // the checks below are the transformer's
+  }
   // The checks below loop over layers and divide by sizes: only within the limits.
   if (!check_limits(a, ctx)) return;
 
@@ -484,7 +493,7 @@ std::optional<ArchitectureDoc> architecture_parse(const YAML::Node& root, const 
         bool hd = head_dim_given, kv = kv_given;
         read_model_fields(o, p, hd, kv);
         o.finish();
-        for (const char* identity : {"model_type", "hf_id", "family", "source"})
+        for (const char* identity : {"model_type", "hf_id", "family", "model_family", "source"})
           if (o.has(identity))
             pctx.error(o.key_pos(identity), identity, "identifies the model and cannot be changed by a preset");
         // Presets of an invalid full model are read (unknown keys, types) but not

@@ -117,6 +117,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   kv(e, "model_type", a.model_type);
   kv(e, "hf_id", a.hf_id);
   kv(e, "family", a.family);
+  kv(e, "model_family", a.model_family);
   kv(e, "source", a.source);
   if (!a.checkpoint.empty()) kv(e, "checkpoint", a.checkpoint);
   kv(e, "dtype", dtype_name(a.dtype));

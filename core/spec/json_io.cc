@@ -116,6 +116,7 @@ Json to_json(const Architecture& a) {
       {"model_type", a.model_type},
       {"hf_id", a.hf_id},
       {"family", a.family},
+      {"model_family", a.model_family},
       {"source", a.source},
       {"preset", a.preset},
       {"dtype", dtype_name(a.dtype)},
@@ -187,6 +188,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.model_type = in.at("model_type").str();
   a.hf_id = in.at("hf_id").str();
   a.family = in.at("family").str();
+  if (in.has("model_family")) a.model_family = in.at("model_family").str();  // job files before it: the default
   a.source = in.at("source").str();
   a.preset = in.at("preset").str();
   a.dtype = dtype_from(in.at("dtype"));

@@ -1,5 +1,7 @@
 #include "core/spec/workload.h"
 
+#include "core/spec/family.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -162,33 +164,8 @@ std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ct
 }
 
 std::vector<std::string> layout_misfits(const Architecture& a, const Workload& w, const Layout& l) {
-  std::vector<std::string> out;
-  if (a.num_attention_heads % l.tp != 0)
-    out.push_back(fmt::format("tp ({}) does not divide num_attention_heads ({})", l.tp, a.num_attention_heads));
-  const int64_t kv = a.num_key_value_heads;
-  if (kv % l.tp != 0 && l.tp % kv != 0)
-    out.push_back(fmt::format("num_key_value_heads ({}) can be neither divided among nor replicated over tp ({})",
-                              kv, l.tp));
-  bool any_dense = !a.moe.enabled();
-  for (int64_t layer = 0; layer < a.num_hidden_layers && !any_dense; ++layer) any_dense = !a.layer_is_moe(layer);
-  if (any_dense && a.intermediate_size % l.tp != 0)
-    out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({})", l.tp, a.intermediate_size));
-  if (a.moe.enabled() && a.moe.moe_intermediate_size % l.tp != 0)
-    out.push_back(fmt::format("tp ({}) does not divide moe.moe_intermediate_size ({})", l.tp,
-                              a.moe.moe_intermediate_size));
-  if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size % l.tp != 0)
-    out.push_back(fmt::format("tp ({}) does not divide moe.shared_intermediate_size ({})", l.tp,
-                              a.moe.shared_intermediate_size));
-  if (l.pp > a.num_hidden_layers)
-    out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
+  std::vector<std::string> out = family_rules(a).layout_misfits(a, w, l);
   if (w.batch % l.dp != 0) out.push_back(fmt::format("dp ({}) does not divide the batch ({})", l.dp, w.batch));
-  if (!a.attention.causal && (w.phase == Phase::kDecode || w.decode_steps > 0))
-    out.push_back(fmt::format("{} is an encoder (attention.causal false) and cannot decode; use a prefill "
-                              "workload with decode_steps 0",
-                              a.name));
-  if (w.max_positions() > a.max_position_embeddings)
-    out.push_back(fmt::format("seq_len + decode_steps ({}) exceeds max_position_embeddings ({})",
-                              w.max_positions(), a.max_position_embeddings));
   return out;
 }
 

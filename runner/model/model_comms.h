@@ -7,13 +7,19 @@
 // Runtime does nothing on them.
 #pragma once
 
+#include "collectives/communicator.h"
 #include "collectives/grid.h"
 #include "kernels/backend.h"
-#include "runner/model/transformer.h"
 
 #include <memory>
 
 namespace fk::runner {
+
+// The collectives of one rank's model (nullptr: a group of one rank, no collective).
+struct ModelComms {
+  collectives::Communicator* tp = nullptr;  // this rank's TP group
+  collectives::Communicator* pp = nullptr;  // this rank's pipeline group (ordered by stage)
+};
 
 class ModelCommunicators {
  public:

@@ -18,6 +18,8 @@
 
 #include "core/spec/architecture.h"
 #include "core/spec/workload.h"
+#include "runner/model/family.h"
+#include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
 #include "runner/model/weights.h"
 #include "runner/runtime.h"
@@ -29,39 +31,21 @@
 
 namespace fk::runner {
 
-struct ModelComms {
-  collectives::Communicator* tp = nullptr;  // this rank's TP group
-  collectives::Communicator* pp = nullptr;  // this rank's pipeline group (ordered by stage)
-};
-
-class Transformer {
+// The transformer family's model (runner/model/family.h; registered in
+// transformer_family.cc). Model's contract; the notes below are its own.
+class Transformer final : public Model {
  public:
-  // Called after each local layer with the residual stream of one micro-batch
-  // ([rows, H], fp32; rows = sequences x q_len, in sequence order from `seq_begin`).
-  using LayerHook = std::function<void(int64_t layer, int64_t seq_begin, const Tensor& stream)>;
-
   Transformer(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
               ModelComms comms, const ModelWeights& weights, Runtime& runtime);
 
-  // The hook also sees the embedding output (layer -1, first stage) and the final
-  // norm's output (layer num_hidden_layers, last stage, when the model has one): with
-  // the layer outputs, HF's output_hidden_states.
-  void set_layer_hook(LayerHook hook) { hook_ = std::move(hook); }
-  // With `last` true the hook sees only each sequence's last position of a step
-  // ([sequences, H]; one row each at decode): picked on the device before the copy to
-  // the host, so tracing a long prefill moves one row per sequence, not the stream.
-  void set_trace_last_rows(bool last) { trace_last_ = last; }
-  // Logits of every position ([batch_size * q_len, vocab]) instead of each sequence's
-  // last one (fk forward).
-  void set_all_logits(bool all) { all_logits_ = all; }
-  // Forgets every cached key/value (a new batch of sequences).
-  void reset();
-  // Runs positions [q_start, q_start + q_len) of this replica's sequences.
-  // `tokens` is [batch_size, q_len] int64 (read on the first stage only). Returns on the
-  // last stage: logits [batch_size, vocab] (fp32) of each sequence's last position, or
-  // for encoders (no LM head) the final hidden states [batch_size * q_len, H] (fp32);
-  // an undefined tensor on other stages.
-  Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start);
+  void set_layer_hook(LayerHook hook) override { hook_ = std::move(hook); }
+  // The last rows are picked on the device before the copy to the host, so tracing a
+  // long prefill moves one row per sequence, not the stream.
+  void set_trace_last_rows(bool last) override { trace_last_ = last; }
+  void set_all_logits(bool all) override { all_logits_ = all; }
+  void reset() override;
+  // Runs positions [q_start, q_start + q_len) of this replica's sequences (Model::step).
+  Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) override;
 
   int64_t micro_batches() const;
   bool uses_residual_stream() const;

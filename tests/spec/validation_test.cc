@@ -144,6 +144,11 @@ const std::vector<Case>& cases() {
        "changes the structure of the full model (rmsnorm -> layernorm)", ""},
       {"PresetChangesIdentity", [](std::string t) { return t + "    model_type: mistral\n"; },
        "presets.tiny.model_type", "cannot be changed by a preset", "model_type: mistral"},
+      {"PresetChangesModelFamily", [](std::string t) { return t + "    model_family: transformer\n"; },
+       "presets.tiny.model_family", "cannot be changed by a preset", "model_family: transformer"},
+      {"UnknownModelFamily",
+       [](std::string t) { return insert_after(t, "vocab_size:", "model_family: mamba\n"); }, "model_family",
+       "'mamba' is not a model family (known: ", "model_family:"},  // the list: ModelFamilies tests
       {"PresetNamedFull", [](std::string t) { return t + "  full: {hidden_size: 64}\n"; }, "presets.full",
        "'full' names the published values", "full:"},
       {"PresetTooFewLayersForPattern",

@@ -1,0 +1,31 @@
+#include "core/spec/family.h"
+
+#include "core/error.h"
+
+#include <mutex>
+
+namespace fk::spec {
+
+FamilyRegistry& FamilyRegistry::global() {
+  static FamilyRegistry r;
+  return r;
+}
+
+void FamilyRegistry::add(FamilyRules rules) {
+  if (!rules.name.empty() && (rules.layout_misfits == nullptr || rules.memory_estimate == nullptr))
+    fail(ErrorKind::kInvalidArgument, "model family '{}' lacks {}", rules.name,
+         rules.layout_misfits == nullptr ? "layout_misfits" : "memory_estimate");
+  table_.add(std::move(rules));
+}
+
+void register_builtin_families() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_transformer_family(FamilyRegistry::global()); });
+}
+
+const FamilyRules& family_rules(const Architecture& a) {
+  register_builtin_families();
+  return FamilyRegistry::global().rules(a.model_family);
+}
+
+}  // namespace fk::spec

@@ -1,0 +1,56 @@
+// Model families, spec side: what a family contributes to planning — which layouts
+// cannot run it, and how much memory a rank needs — without building anything. Each
+// family is a plug-in that fills a FamilyRules (like kernels::OpDef) and is listed in
+// register_builtin_families(); an architecture names its family in `model_family`
+// (docs/specs.md). The runner side of a family (building the model, its step plan,
+// its weights) is runner/model/family.h, keyed by the same name.
+//
+// `model_family` is not `family`: `family` is the lineage reports group scores by
+// (llama, mistral, qwen3, ...); `model_family` picks the code that runs the model.
+#pragma once
+
+#include "core/named_registry.h"
+#include "core/spec/architecture.h"
+#include "core/spec/memory.h"
+#include "core/spec/workload.h"
+
+#include <string>
+#include <vector>
+
+namespace fk::spec {
+
+struct FamilyRules {
+  std::string name;     // the `model_family` value, e.g. "transformer"
+  std::string summary;  // one line for errors and docs
+  // Why `layout` cannot run `arch` with `workload`, one reason per entry (empty: it
+  // can). The generic checks (dp divides the batch) are made by layout_misfits().
+  std::vector<std::string> (*layout_misfits)(const Architecture&, const Workload&, const Layout&) = nullptr;
+  // The fullest rank's memory (memory.h). Required.
+  MemoryEstimate (*memory_estimate)(const Architecture&, const Workload&, const Layout&) = nullptr;
+};
+
+class FamilyRegistry {
+ public:
+  static FamilyRegistry& global();
+  // Throws kInvalidArgument for an empty name, a missing function or a second family
+  // of the same name.
+  void add(FamilyRules rules);
+  const FamilyRules* find(const std::string& name) const { return table_.find(name); }
+  // Throws kNotFound naming the known families.
+  const FamilyRules& rules(const std::string& name) const { return table_.get(name); }
+  std::vector<std::string> names() const { return table_.names(); }
+
+ private:
+  NamedRegistry<FamilyRules> table_{"model family"};
+};
+
+// Registers every shipped family once (idempotent, thread-safe).
+void register_builtin_families();
+
+// The rules of a's model_family (registers the shipped families first).
+const FamilyRules& family_rules(const Architecture& a);
+
+// One registration function per shipped family (core/spec/families/).
+void register_transformer_family(FamilyRegistry& r);
+
+}  // namespace fk::spec

@@ -1,0 +1,33 @@
+#include "runner/model/family.h"
+
+#include "core/error.h"
+
+#include <mutex>
+
+namespace fk::runner {
+
+ModelFamilyRegistry& ModelFamilyRegistry::global() {
+  static ModelFamilyRegistry r;
+  return r;
+}
+
+void ModelFamilyRegistry::add(ModelFamily family) {
+  if (!family.name.empty() && (family.build == nullptr || family.steps == nullptr))
+    fail(ErrorKind::kInvalidArgument, "model family '{}' has no {} function", family.name,
+         family.build == nullptr ? "build" : "steps");
+  table_.add(std::move(family));
+}
+
+void register_builtin_model_families() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_transformer_model_family(ModelFamilyRegistry::global()); });
+}
+
+const ModelFamily& model_family_of(const spec::Architecture& arch) {
+  register_builtin_model_families();
+  return ModelFamilyRegistry::global().family(arch.model_family);
+}
+
+std::unique_ptr<Model> build_model(const ModelInputs& in) { return model_family_of(in.arch).build(in); }
+
+}  // namespace fk::runner

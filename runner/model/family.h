@@ -1,0 +1,108 @@
+// Model families, runner side: the plug-in that builds one rank's part of a model
+// from (architecture, workload, placement, communicators, weights, runtime). Each
+// family fills a ModelFamily (like kernels::OpDef) and is listed in
+// register_builtin_model_families(); build_model() is the one door `fk forward`, the
+// model stage and its shape pass go through. The spec side of a family (layout
+// misfits, memory estimate) is core/spec/family.h, keyed by the same name: the
+// architecture's `model_family`.
+//
+// A Model's contract: step() runs positions [q_start, q_start + q_len) of the rank's
+// sequences and keeps what later steps need (a KV cache, a recurrent state); reset()
+// forgets it. The family's step plan says which steps the model stage runs; a step
+// after the first feeds each sequence the previous step's greedy token (q_len 1).
+#pragma once
+
+#include "core/named_registry.h"
+#include "core/spec/architecture.h"
+#include "core/spec/workload.h"
+#include "runner/model/model_comms.h"
+#include "runner/model/placement.h"
+#include "runner/model/weights.h"
+#include "runner/runtime.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fk::runner {
+
+class Model {
+ public:
+  // Called after each local layer with the residual stream of one micro-batch
+  // ([rows, H], fp32; rows = sequences x q_len, in sequence order from `seq_begin`).
+  // Also with the embedding output (layer -1, first stage) and the final norm's output
+  // (layer num_hidden_layers, last stage, when the model has one): with the layer
+  // outputs, HF's output_hidden_states.
+  using LayerHook = std::function<void(int64_t layer, int64_t seq_begin, const Tensor& stream)>;
+
+  virtual ~Model() = default;
+  virtual void set_layer_hook(LayerHook hook) = 0;
+  // With `last` true the hook sees only each sequence's last position of a step
+  // ([sequences, H]; one row each at decode).
+  virtual void set_trace_last_rows(bool last) = 0;
+  // Outputs for every position ([batch_size * q_len, width]) instead of each
+  // sequence's last one (fk forward).
+  virtual void set_all_logits(bool all) = 0;
+  // Forgets every cached key/value or state (a new batch of sequences).
+  virtual void reset() = 0;
+  // `tokens` is [batch_size, q_len] int64 (read on the first stage only). Returns on the
+  // last stage: logits [batch_size, vocab] (fp32) of each sequence's last position, or
+  // for encoders (no LM head) the final hidden states [batch_size * q_len, H] (fp32);
+  // an undefined tensor on other stages.
+  virtual Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) = 0;
+};
+
+// What a family builds a model from. The references outlive the model.
+struct ModelInputs {
+  const spec::Architecture& arch;
+  const spec::Workload& workload;
+  const Placement& placement;
+  ModelComms comms;
+  const ModelWeights& weights;
+  Runtime& runtime;
+};
+
+// One step of the model stage: positions [q_start, q_start + q_len) of every sequence.
+struct ModelStep {
+  std::string name;  // "prefill", "decode.0", ... (the job file's step names)
+  int64_t q_len = 0, q_start = 0;
+};
+
+struct ModelFamily {
+  std::string name;  // the architecture's model_family
+  std::unique_ptr<Model> (*build)(const ModelInputs& in) = nullptr;
+  // The model stage's steps for a workload, in order; the first takes the prompt
+  // (q_start 0, q_len seq_len). Required.
+  std::vector<ModelStep> (*steps)(const spec::Architecture& arch, const spec::Workload& workload) = nullptr;
+};
+
+class ModelFamilyRegistry {
+ public:
+  static ModelFamilyRegistry& global();
+  // Throws kInvalidArgument for an empty name, a missing function or a second family
+  // of the same name.
+  void add(ModelFamily family);
+  const ModelFamily* find(const std::string& name) const { return table_.find(name); }
+  // Throws kNotFound naming the families this program has.
+  const ModelFamily& family(const std::string& name) const { return table_.get(name); }
+  std::vector<std::string> names() const { return table_.names(); }
+
+ private:
+  NamedRegistry<ModelFamily> table_{"model family in fk-runner"};
+};
+
+// Registers every shipped family once (idempotent, thread-safe).
+void register_builtin_model_families();
+
+// The family of arch.model_family (registers the shipped families first). Throws
+// kNotFound for a family the runner does not have.
+const ModelFamily& model_family_of(const spec::Architecture& arch);
+
+// The model of in.arch.model_family (model_family_of(in.arch).build).
+std::unique_ptr<Model> build_model(const ModelInputs& in);
+
+// One registration function per shipped family.
+void register_transformer_model_family(ModelFamilyRegistry& r);
+
+}  // namespace fk::runner

@@ -1,0 +1,34 @@
+// The transformer family, runner side (runner/model/family.h): builds a Transformer
+// (transformer.h). The spec side is core/spec/families/transformer.cc.
+#include "runner/model/family.h"
+#include "runner/model/transformer.h"
+
+#include <fmt/format.h>
+
+namespace fk::runner {
+namespace {
+
+std::unique_ptr<Model> build_transformer(const ModelInputs& in) {
+  return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms, in.weights, in.runtime);
+}
+
+// The prompt, then one token per decode step on the KV cache; an encoder (not causal)
+// has no decode steps.
+std::vector<ModelStep> transformer_steps(const spec::Architecture& a, const spec::Workload& w) {
+  std::vector<ModelStep> steps = {{"prefill", w.seq_len, 0}};
+  if (!a.attention.causal) return steps;
+  for (int64_t j = 0; j < w.decode_steps; ++j) steps.push_back({fmt::format("decode.{}", j), 1, w.seq_len + j});
+  return steps;
+}
+
+}  // namespace
+
+void register_transformer_model_family(ModelFamilyRegistry& r) {
+  ModelFamily f;
+  f.name = "transformer";
+  f.build = build_transformer;
+  f.steps = transformer_steps;
+  r.add(std::move(f));
+}
+
+}  // namespace fk::runner

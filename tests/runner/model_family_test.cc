@@ -1,0 +1,140 @@
+// The runner side of the model-family seam (runner/model/family.h): build_model() is
+// the door the model stage and its shape pass go through, a registered family is
+// what they run, and an unknown family is a clear error.
+#include "core/error.h"
+#include "core/spec/family.h"
+#include "model_fixtures.h"
+#include "runner/model/family.h"
+#include "runner/model/transformer.h"
+#include "runner/model_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+namespace fk::runner {
+namespace {
+
+using test_support::tiny;
+
+std::atomic<int> g_built{0}, g_steps{0};
+
+// The transformer behind a counter: a family of its own as far as the registries know.
+class CountingModel final : public Model {
+ public:
+  explicit CountingModel(const ModelInputs& in)
+      : inner_(in.arch, in.workload, in.placement, in.comms, in.weights, in.runtime) {}
+  void set_layer_hook(LayerHook hook) override { inner_.set_layer_hook(std::move(hook)); }
+  void set_trace_last_rows(bool last) override { inner_.set_trace_last_rows(last); }
+  void set_all_logits(bool all) override { inner_.set_all_logits(all); }
+  void reset() override { inner_.reset(); }
+  Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) override {
+    ++g_steps;
+    return inner_.step(tokens, q_len, q_start);
+  }
+
+ private:
+  Transformer inner_;
+};
+
+std::unique_ptr<Model> build_counting(const ModelInputs& in) {
+  ++g_built;
+  return std::make_unique<CountingModel>(in);
+}
+
+// The transformer's plan without its last decode step: the plan is the family's.
+std::vector<ModelStep> all_but_last_step(const spec::Architecture& a, const spec::Workload& w) {
+  std::vector<ModelStep> steps = ModelFamilyRegistry::global().family("transformer").steps(a, w);
+  if (steps.size() > 1) steps.pop_back();
+  return steps;
+}
+
+std::vector<ModelStep> bad_plan(const spec::Architecture&, const spec::Workload& w) {
+  return {{"prefill", w.seq_len, 0}, {"chunk", 4, w.seq_len}};
+}
+
+void register_counting_family() {
+  static const bool once = [] {
+    spec::register_builtin_families();
+    spec::FamilyRules rules = spec::FamilyRegistry::global().rules("transformer");
+    rules.name = "test-counting";
+    spec::FamilyRegistry::global().add(rules);
+    register_builtin_model_families();
+    ModelFamilyRegistry::global().add({"test-counting", build_counting, all_but_last_step});
+    rules.name = "test-bad-plan";
+    spec::FamilyRegistry::global().add(rules);
+    ModelFamilyRegistry::global().add({"test-bad-plan", build_counting, bad_plan});
+    return true;
+  }();
+  (void)once;
+}
+
+ModelStageConfig small_stage(const std::string& family) {
+  ModelStageConfig c;
+  c.arch = tiny("llama-3.1-8b");
+  c.arch.model_family = family;
+  c.workload.name = "w";
+  c.workload.batch = 2;
+  c.workload.seq_len = 6;
+  c.workload.decode_steps = 2;
+  c.seed = 4;
+  return c;
+}
+
+TEST(ModelFamily, TheModelStageRunsTheArchitecturesFamily) {
+  register_counting_family();
+  const ModelStageOutput plain = model_stage_run(small_stage("transformer"));
+  g_built = 0;
+  g_steps = 0;
+  const ModelStageOutput counted = model_stage_run(small_stage("test-counting"));
+  EXPECT_EQ(g_built.load(), 2);      // the fp32 run and the baseline run
+  EXPECT_EQ(g_steps.load(), 2 * 2);  // the family's plan: prefill and one decode step, not two
+  for (const auto& s : counted.steps) EXPECT_NE(s.step, "decode.1");
+  // The same transformer underneath: the same logit statistics, step by step.
+  ASSERT_EQ(counted.logits.size() + 1, plain.logits.size());
+  for (size_t i = 0; i < counted.logits.size(); ++i) {
+    EXPECT_EQ(counted.logits[i].step, plain.logits[i].step);
+    EXPECT_EQ(counted.logits[i].top1_match_fp32, plain.logits[i].top1_match_fp32);
+    EXPECT_EQ(counted.logits[i].kl_sum_fp32, plain.logits[i].kl_sum_fp32);
+  }
+  g_built = 0;
+  g_steps = 0;
+  (void)model_stage_instances(small_stage("test-counting"));
+  EXPECT_EQ(g_built.load(), 1);  // the shape pass builds the model once too, and follows the plan
+  EXPECT_EQ(g_steps.load(), 2);
+}
+
+TEST(ModelFamily, AStepPlanTheStageCannotFeedIsAnError) {
+  register_counting_family();
+  try {
+    (void)model_stage_instances(small_stage("test-bad-plan"));
+    FAIL() << "no error for a plan with a 4-token step after the prompt";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model family 'test-bad-plan': a step plan opens with the prompt"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
+  register_counting_family();
+  try {
+    (void)model_stage_instances(small_stage("mamba"));
+    FAIL() << "no error for a family the runner lacks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("no model family in fk-runner named 'mamba' (known: test-bad-plan, test-counting, transformer)"),
+              std::string::npos)
+        << e.what();
+  }
+  ModelFamilyRegistry r;
+  EXPECT_THROW(r.add({"", build_counting, all_but_last_step}), Error);
+  EXPECT_THROW(r.add({"x", nullptr, all_but_last_step}), Error);
+  EXPECT_THROW(r.add({"x", build_counting, nullptr}), Error);
+  r.add({"x", build_counting, all_but_last_step});
+  EXPECT_THROW(r.add({"x", build_counting, all_but_last_step}), Error);
+  EXPECT_EQ(r.find("y"), nullptr);
+}
+
+}  // namespace
+}  // namespace fk::runner
