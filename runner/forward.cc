@@ -105,7 +105,8 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   // before the first collective of the model.
   // A rank without a device of its own fails the same way.
   std::unique_ptr<kernels::Backend> backend;
-  ModelWeights weights;
+  const ModelFamily& family = model_family_of(p.arch);
+  std::unique_ptr<Weights> weights;
   std::string problem;
   try {
     backend = kernels::backend_create(p.backend, kernels::node_local_rank());
@@ -115,7 +116,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
     } else {
       source = std::make_unique<CheckpointWeights>(p.weights, a);
     }
-    weights = ModelWeights::load(a, pl, *source, dtype, *backend);
+    weights = family.load_weights(a, pl, *source, dtype, *backend);
   } catch (const Error& e) {
     problem = e.what();
   }
@@ -140,7 +141,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
 
   Tensor tokens = p.input_ids.slice(0, b0, nb).contiguous_copy();
   Runtime rt(ImplSet::baseline(p.backend), *backend);
-  const std::unique_ptr<Model> model = build_model({a, p.workload, pl, comms.comms(), weights, rt});
+  const std::unique_ptr<Model> model = family.build({a, p.workload, pl, comms.comms(), *weights, rt});
   model->set_all_logits(true);
   model->set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
     if (layer < 0) {

@@ -97,14 +97,15 @@ double kl(const float* ref, const float* run, int64_t n) {
 
 class ModelStage {
  public:
-  explicit ModelStage(const ModelStageConfig& c) : c_(c), a_(c.arch), w_(c.workload), pl_(c.placement) {
+  explicit ModelStage(const ModelStageConfig& c)
+      : c_(c), a_(c.arch), w_(c.workload), pl_(c.placement), family_(model_family_of(c.arch)) {
     if (c.backend == nullptr) own_backend_ = kernels::backend_create(DeviceKind::kCpu, 0);
     backend_ = c.backend != nullptr ? c.backend : own_backend_.get();
     const int64_t local_layers = pl_.layer_count(a_);
     const double prefill_bytes = static_cast<double>(pl_.batch_size(w_) * w_.seq_len * a_.hidden_size) * 4.0 * 2.0 *
                                  static_cast<double>(local_layers);
     trace_all_rows_ = prefill_bytes <= kTraceBudgetBytes;
-    steps_ = model_family_of(a_).steps(a_, w_);
+    steps_ = family_.steps(a_, w_);
     // The stage feeds the prompt to the first step and one greedy token to each later one.
     bool plan_ok = !steps_.empty() && steps_.front().q_start == 0 && steps_.front().q_len == w_.seq_len;
     for (size_t s = 1; plan_ok && s < steps_.size(); ++s) plan_ok = steps_[s].q_len == 1;
@@ -118,13 +119,13 @@ class ModelStage {
   // The shape pass (model_stage_instances): one pass over every step with placeholder
   // weights, no op run, recording what the baseline run would record.
   std::vector<InstanceRecord> instances() {
-    const ModelWeights weights = ModelWeights::placeholders(a_, pl_, w_.dtype_for(a_));
+    const std::unique_ptr<Weights> weights = family_.placeholder_weights(a_, pl_, w_.dtype_for(a_));
     const auto host = kernels::backend_create(DeviceKind::kCpu, 0);
     Runtime rt(ImplSet::baseline(backend_->kind()), *host);
     rt.set_shapes_only(true);
     InstanceRecorder recorder;
     rt.set_recorder(&recorder);
-    const std::unique_ptr<Model> model = build_model({a_, w_, pl_, c_.comms, weights, rt});
+    const std::unique_ptr<Model> model = family_.build({a_, w_, pl_, c_.comms, *weights, rt});
     const Tensor prompt = model_stage_prompt(a_, w_, pl_, c_.seed);
     for (size_t s = 0; s < steps_.size(); ++s) {
       recorder.set_measured(measured_step(s));
@@ -147,14 +148,14 @@ class ModelStage {
     }
     // On the CPU the fp32 master is kept and rounded once; a device holds one
     // precision at a time, each made in place for its run.
-    std::optional<ModelWeights> master, lowp;
+    std::shared_ptr<const Weights> master, lowp;
     if (backend_->kind() == DeviceKind::kCpu) {
-      master = ModelWeights::build(a_, pl_, *source);
-      lowp = dtype == DType::kF32 ? *master : master->to_dtype(dtype);
+      master = family_.master_weights(a_, pl_, *source);
+      lowp = dtype == DType::kF32 ? master : std::shared_ptr<const Weights>(master->rounded(dtype));
     }
-    auto weights = [&](DType d) -> ModelWeights {
-      if (master) return d == DType::kF32 ? *master : *lowp;
-      return ModelWeights::load(a_, pl_, *source, d, *backend_);
+    auto weights = [&](DType d) -> std::shared_ptr<const Weights> {
+      if (master) return d == DType::kF32 ? master : lowp;
+      return family_.load_weights(a_, pl_, *source, d, *backend_);
     };
     const ImplSet base = ImplSet::baseline(backend_->kind());
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
@@ -182,11 +183,11 @@ class ModelStage {
   }
 
   template <typename Make>
-  ModelWeights timed_weights(const std::string& run, DType dtype, Make& make) const {
+  std::shared_ptr<const Weights> timed_weights(const std::string& run, DType dtype, Make& make) const {
     const auto t0 = std::chrono::steady_clock::now();
-    ModelWeights w = make(dtype);
+    std::shared_ptr<const Weights> w = make(dtype);
     note(fmt::format("{} run: {} weights ({} parameters) ready on {} in {:.1f} s", run, dtype_name(dtype),
-                     w.parameter_count(), backend_->name(),
+                     w->parameter_count(), backend_->name(),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
     return w;
   }
@@ -221,12 +222,13 @@ class ModelStage {
   }
 
   // The run's weights live on the backend while it lasts (a device holds one precision at a time).
-  void run_one(const std::string& run, const ModelWeights& weights, const ImplSet& impls, bool is_fp32) {
+  void run_one(const std::string& run, const std::shared_ptr<const Weights>& weights, const ImplSet& impls,
+               bool is_fp32) {
     Runtime rt(impls, *backend_);
     StepSink sink;
     rt.set_sink(&sink);
     InstanceRecorder recorder;
-    const std::unique_ptr<Model> model = build_model({a_, w_, pl_, c_.comms, weights, rt});
+    const std::unique_ptr<Model> model = family_.build({a_, w_, pl_, c_.comms, *weights, rt});
     model->set_trace_last_rows(!trace_all_rows_);
     // The fp32 run is the reference, not a contender: one iteration.
     const int64_t iterations = is_fp32 ? 1 : std::max<int64_t>(1, c_.iterations);
@@ -345,6 +347,7 @@ class ModelStage {
   const spec::Workload& w_;
   Placement pl_;
   bool trace_all_rows_ = true;
+  const ModelFamily& family_;
   std::vector<ModelStep> steps_;
   Tensor prompt_;
   std::vector<Tensor> forced_, greedy_, fp32_logits_, base_logits_;

@@ -12,9 +12,14 @@ ModelFamilyRegistry& ModelFamilyRegistry::global() {
 }
 
 void ModelFamilyRegistry::add(ModelFamily family) {
-  if (!family.name.empty() && (family.build == nullptr || family.steps == nullptr))
-    fail(ErrorKind::kInvalidArgument, "model family '{}' has no {} function", family.name,
-         family.build == nullptr ? "build" : "steps");
+  const char* missing = family.build == nullptr                 ? "build"
+                        : family.steps == nullptr                 ? "steps"
+                        : family.master_weights == nullptr        ? "master_weights"
+                        : family.load_weights == nullptr          ? "load_weights"
+                        : family.placeholder_weights == nullptr   ? "placeholder_weights"
+                                                                  : nullptr;
+  if (!family.name.empty() && missing != nullptr)
+    fail(ErrorKind::kInvalidArgument, "model family '{}' has no {} function", family.name, missing);
   table_.add(std::move(family));
 }
 

@@ -53,13 +53,14 @@ class Model {
   virtual Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) = 0;
 };
 
-// What a family builds a model from. The references outlive the model.
+// What a family builds a model from. The references outlive the model; `weights` were
+// made by the same family.
 struct ModelInputs {
   const spec::Architecture& arch;
   const spec::Workload& workload;
   const Placement& placement;
   ModelComms comms;
-  const ModelWeights& weights;
+  const Weights& weights;
   Runtime& runtime;
 };
 
@@ -75,6 +76,20 @@ struct ModelFamily {
   // The model stage's steps for a workload, in order; the first takes the prompt
   // (q_start 0, q_len seq_len). Required.
   std::vector<ModelStep> (*steps)(const spec::Architecture& arch, const spec::Workload& workload) = nullptr;
+  // The rank's weights, by the family's layout, with values from `source` (random by
+  // seed or a checkpoint; weights.h). All three required.
+  //   master:       fp32 on the host (the CPU's runs; rounded() for the others);
+  //   load:         on `backend` in `dtype`, made there block by block, never a whole
+  //                 host copy; bit for bit master(...)->rounded(dtype);
+  //   placeholders: the shapes in `dtype`, values unspecified, taking no memory until
+  //                 written (the shape pass).
+  std::unique_ptr<Weights> (*master_weights)(const spec::Architecture& arch, const Placement& placement,
+                                             const WeightSource& source) = nullptr;
+  std::unique_ptr<Weights> (*load_weights)(const spec::Architecture& arch, const Placement& placement,
+                                           const WeightSource& source, DType dtype,
+                                           kernels::Backend& backend) = nullptr;
+  std::unique_ptr<Weights> (*placeholder_weights)(const spec::Architecture& arch, const Placement& placement,
+                                                  DType dtype) = nullptr;
 };
 
 class ModelFamilyRegistry {

@@ -1,5 +1,6 @@
 // The transformer family, runner side (runner/model/family.h): builds a Transformer
 // (transformer.h). The spec side is core/spec/families/transformer.cc.
+#include "core/error.h"
 #include "runner/model/family.h"
 #include "runner/model/transformer.h"
 
@@ -9,7 +10,23 @@ namespace fk::runner {
 namespace {
 
 std::unique_ptr<Model> build_transformer(const ModelInputs& in) {
-  return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms, in.weights, in.runtime);
+  const auto* weights = dynamic_cast<const ModelWeights*>(&in.weights);
+  if (weights == nullptr)
+    fail(ErrorKind::kInternal, "the transformer family was given weights another family made");
+  return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
+}
+
+std::unique_ptr<Weights> transformer_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
+  return std::make_unique<ModelWeights>(ModelWeights::build(a, p, s));
+}
+
+std::unique_ptr<Weights> transformer_load(const spec::Architecture& a, const Placement& p, const WeightSource& s,
+                                          DType dtype, kernels::Backend& backend) {
+  return std::make_unique<ModelWeights>(ModelWeights::load(a, p, s, dtype, backend));
+}
+
+std::unique_ptr<Weights> transformer_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
+  return std::make_unique<ModelWeights>(ModelWeights::placeholders(a, p, dtype));
 }
 
 // The prompt, then one token per decode step on the KV cache; an encoder (not causal)
@@ -28,6 +45,9 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.name = "transformer";
   f.build = build_transformer;
   f.steps = transformer_steps;
+  f.master_weights = transformer_master;
+  f.load_weights = transformer_load;
+  f.placeholder_weights = transformer_placeholders;
   r.add(std::move(f));
 }
 

@@ -332,6 +332,8 @@ std::vector<std::pair<std::string, Tensor>> ModelWeights::named_tensors() const 
   return out;
 }
 
+std::unique_ptr<Weights> ModelWeights::rounded(DType d) const { return std::make_unique<ModelWeights>(to_dtype(d)); }
+
 int64_t ModelWeights::parameter_count() const {
   int64_t n = 0;
   for (const auto& [name, t] : named_tensors()) n += t.numel();

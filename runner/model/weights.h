@@ -14,6 +14,7 @@
 #include "kernels/backend.h"
 #include "runner/model/placement.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,18 @@ class RandomWeights final : public WeightSource {
   uint64_t seed_;
 };
 
+// One rank's weights as its model family lays them out (runner/model/family.h): the
+// model stage and fk forward only make, hold, count and round them; the family's
+// models read them.
+class Weights {
+ public:
+  virtual ~Weights() = default;
+  virtual int64_t parameter_count() const = 0;
+  // A copy with every tensor rounded to `dtype`; host tensors only (on the CPU the model
+  // stage rounds the fp32 master once for the low-precision runs).
+  virtual std::unique_ptr<Weights> rounded(DType dtype) const = 0;
+};
+
 struct LayerWeights {
   int64_t index = 0;            // global layer index
   Tensor qkv_w, qkv_b;          // [(Hq_l + 2 Hk_l) D, H], bias or undefined
@@ -79,7 +92,8 @@ struct LayerWeights {
   Tensor router_w, w13, w2, shared_up_w, shared_down_w;
 };
 
-struct ModelWeights {
+// The transformer family's weights.
+struct ModelWeights final : Weights {
   DType dtype = DType::kF32;
   Tensor embed;                     // [Vb, H] this rank's vocab block (zero-padded), first stage or tied head
   Tensor pos_embed, type_embed;     // learned positions [P, H], token types [T, H] (first stage)
@@ -108,7 +122,8 @@ struct ModelWeights {
   // Every defined tensor with a stable name ("embed", "lm_head", "layers.3.qkv_w"); a
   // tied LM head is the embedding and is not listed twice.
   std::vector<std::pair<std::string, Tensor>> named_tensors() const;
-  int64_t parameter_count() const;
+  int64_t parameter_count() const override;
+  std::unique_ptr<Weights> rounded(DType dtype) const override;
 };
 
 }  // namespace fk::runner

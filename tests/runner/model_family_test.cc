@@ -3,6 +3,7 @@
 // what they run, and an unknown family is a clear error.
 #include "core/error.h"
 #include "core/spec/family.h"
+#include "kernels/backends.h"
 #include "model_fixtures.h"
 #include "runner/model/family.h"
 #include "runner/model/transformer.h"
@@ -19,11 +20,13 @@ using test_support::tiny;
 
 std::atomic<int> g_built{0}, g_steps{0};
 
-// The transformer behind a counter: a family of its own as far as the registries know.
+// The transformer behind a counter: a family of its own as far as the registries know
+// (its weights are the transformer's).
 class CountingModel final : public Model {
  public:
   explicit CountingModel(const ModelInputs& in)
-      : inner_(in.arch, in.workload, in.placement, in.comms, in.weights, in.runtime) {}
+      : inner_(in.arch, in.workload, in.placement, in.comms, dynamic_cast<const ModelWeights&>(in.weights),
+               in.runtime) {}
   void set_layer_hook(LayerHook hook) override { inner_.set_layer_hook(std::move(hook)); }
   void set_trace_last_rows(bool last) override { inner_.set_trace_last_rows(last); }
   void set_all_logits(bool all) override { inner_.set_all_logits(all); }
@@ -53,17 +56,28 @@ std::vector<ModelStep> bad_plan(const spec::Architecture&, const spec::Workload&
   return {{"prefill", w.seq_len, 0}, {"chunk", 4, w.seq_len}};
 }
 
+// The transformer's weights, a counting model, and a plan of its own.
+ModelFamily counting_family() {
+  register_builtin_model_families();
+  ModelFamily f = ModelFamilyRegistry::global().family("transformer");
+  f.name = "test-counting";
+  f.build = build_counting;
+  f.steps = all_but_last_step;
+  return f;
+}
+
 void register_counting_family() {
   static const bool once = [] {
     spec::register_builtin_families();
     spec::FamilyRules rules = spec::FamilyRegistry::global().rules("transformer");
     rules.name = "test-counting";
     spec::FamilyRegistry::global().add(rules);
-    register_builtin_model_families();
-    ModelFamilyRegistry::global().add({"test-counting", build_counting, all_but_last_step});
-    rules.name = "test-bad-plan";
+    ModelFamily family = counting_family();
+    ModelFamilyRegistry::global().add(family);
+    rules.name = family.name = "test-bad-plan";
+    family.steps = bad_plan;
     spec::FamilyRegistry::global().add(rules);
-    ModelFamilyRegistry::global().add({"test-bad-plan", build_counting, bad_plan});
+    ModelFamilyRegistry::global().add(family);
     return true;
   }();
   (void)once;
@@ -128,12 +142,40 @@ TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
         << e.what();
   }
   ModelFamilyRegistry r;
-  EXPECT_THROW(r.add({"", build_counting, all_but_last_step}), Error);
-  EXPECT_THROW(r.add({"x", nullptr, all_but_last_step}), Error);
-  EXPECT_THROW(r.add({"x", build_counting, nullptr}), Error);
-  r.add({"x", build_counting, all_but_last_step});
-  EXPECT_THROW(r.add({"x", build_counting, all_but_last_step}), Error);
+  ModelFamily f = counting_family();
+  f.name = "";
+  EXPECT_THROW(r.add(f), Error);
+  f.name = "x";
+  for (auto missing : {+[](ModelFamily& m) { m.build = nullptr; }, +[](ModelFamily& m) { m.steps = nullptr; },
+                       +[](ModelFamily& m) { m.master_weights = nullptr; },
+                       +[](ModelFamily& m) { m.load_weights = nullptr; },
+                       +[](ModelFamily& m) { m.placeholder_weights = nullptr; }}) {
+    ModelFamily g = f;
+    missing(g);
+    EXPECT_THROW(r.add(g), Error);
+  }
+  r.add(f);
+  EXPECT_THROW(r.add(f), Error);  // twice
   EXPECT_EQ(r.find("y"), nullptr);
+  EXPECT_EQ(r.names(), std::vector<std::string>{"x"});
+}
+
+TEST(ModelFamily, TheTransformerRefusesWeightsAnotherFamilyMade) {
+  struct Foreign final : Weights {
+    int64_t parameter_count() const override { return 0; }
+    std::unique_ptr<Weights> rounded(DType) const override { return std::make_unique<Foreign>(); }
+  };
+  const ModelStageConfig c = small_stage("transformer");
+  const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *backend);
+  const Foreign foreign;
+  try {
+    (void)build_model({c.arch, c.workload, c.placement, {}, foreign, rt});
+    FAIL() << "the transformer took weights it cannot read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+    EXPECT_NE(std::string(e.what()).find("weights another family made"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
