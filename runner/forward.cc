@@ -125,11 +125,12 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
 
   const int64_t batch = p.workload.batch, seq = p.workload.seq_len, h = a.hidden_size, layers = a.num_hidden_layers;
   const int64_t b0 = pl.batch_begin(p.workload), nb = pl.batch_size(p.workload);
-  const bool encoder = a.head.kind == spec::HeadKind::kNone;
+  const ModelOutput output = family.output(a);
+  const bool encoder = output.kind == OutputKind::kFeatures;
   const bool final_norm = a.head.final_norm;
   // hidden_states.0..L, then the output, all [batch * seq, width]: filled where computed.
   const int64_t hs_size = (layers + 1) * batch * seq * h;
-  const int64_t out_width = encoder ? h : a.vocab_size;
+  const int64_t out_width = output.width;
   std::vector<float> buf(static_cast<size_t>(hs_size + batch * seq * out_width), 0.0f);
   const bool writer = pl.tp_rank == 0;  // TP ranks hold the same stream: one writes it
   auto put = [&](int64_t index, int64_t seq_begin, const Tensor& stream) {

@@ -233,15 +233,16 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
   const auto steps = static_cast<int64_t>(model_family_of(job.arch).steps(job.arch, job.workload).size());
-  const bool keep_logits = job.model_stage.enabled && job.arch.head.kind == spec::HeadKind::kLm &&
-                           steps * job.workload.batch * job.arch.vocab_size * 4 <= (int64_t{16} << 20);
-  if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, job.arch.vocab_size});
+  const ModelOutput output = model_family_of(job.arch).output(job.arch);
+  const bool keep_logits = job.model_stage.enabled && output.kind == OutputKind::kLogits &&
+                           steps * job.workload.batch * output.width * 4 <= (int64_t{16} << 20);
+  if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, output.width});
   auto place_logits = [&](const Tensor& part, int rank_of_sender) {
     if (!keep_logits) return;
     const collectives::Grid g(job.layout, rank_of_sender);
     Placement p = pl;
     p.dp_rank = g.dp_rank();
-    const int64_t b = p.batch_size(job.workload), b0 = p.batch_begin(job.workload), v = job.arch.vocab_size;
+    const int64_t b = p.batch_size(job.workload), b0 = p.batch_begin(job.workload), v = output.width;
     for (int64_t s = 0; s < steps; ++s)
       std::memcpy(r.fp32_logits.data_as<float>() + (s * job.workload.batch + b0) * v,
                   part.data_as<float>() + s * b * v, static_cast<size_t>(b * v) * 4);

@@ -98,7 +98,12 @@ double kl(const float* ref, const float* run, int64_t n) {
 class ModelStage {
  public:
   explicit ModelStage(const ModelStageConfig& c)
-      : c_(c), a_(c.arch), w_(c.workload), pl_(c.placement), family_(model_family_of(c.arch)) {
+      : c_(c),
+        a_(c.arch),
+        w_(c.workload),
+        pl_(c.placement),
+        family_(model_family_of(c.arch)),
+        output_(family_.output(c.arch)) {
     if (c.backend == nullptr) own_backend_ = kernels::backend_create(DeviceKind::kCpu, 0);
     backend_ = c.backend != nullptr ? c.backend : own_backend_.get();
     const int64_t local_layers = pl_.layer_count(a_);
@@ -114,6 +119,9 @@ class ModelStage {
            "model family '{}': a step plan opens with the prompt (q_start 0, q_len {}) and takes one token a "
            "step after it",
            a_.model_family, w_.seq_len);
+    if (output_.kind == OutputKind::kFeatures && steps_.size() > 1)
+      fail(ErrorKind::kInternal, "model family '{}': a model without logits has no token to feed step '{}'",
+           a_.model_family, steps_[1].name);
   }
 
   // The shape pass (model_stage_instances): one pass over every step with placeholder
@@ -167,8 +175,8 @@ class ModelStage {
       if (auto chosen = c_.select(out_.instances))
         run_one("selected", timed_weights("selected", dtype, weights), *chosen, false);
     }
-    if (pl_.last_stage() && !fp32_logits_.empty() && a_.head.kind == spec::HeadKind::kLm) {
-      const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
+    if (pl_.last_stage() && !fp32_logits_.empty() && output_.kind == OutputKind::kLogits) {
+      const int64_t b = pl_.batch_size(w_), v = output_.width;
       out_.fp32_logits = Tensor::empty(DType::kF32, {static_cast<int64_t>(steps_.size()), b, v});
       for (size_t s = 0; s < steps_.size(); ++s)
         std::memcpy(out_.fp32_logits.data_as<float>() + static_cast<int64_t>(s) * b * v, fp32_logits_[s].data(),
@@ -290,7 +298,7 @@ class ModelStage {
     Tensor next = Tensor::empty(DType::kI64, {b, 1});
     if (pl_.last_stage()) {
       for (int64_t i = 0; i < b; ++i)
-        next.data_as<int64_t>()[i] = argmax(logits.data_as<float>() + i * a_.vocab_size, a_.vocab_size);
+        next.data_as<int64_t>()[i] = argmax(logits.data_as<float>() + i * output_.width, output_.width);
       greedy_.push_back(next);
     }
     if (pl_.pp > 1) {  // through the pipeline group, in the backend's memory
@@ -309,7 +317,7 @@ class ModelStage {
   void after_step(const std::string& run, size_t s, const Tensor& result, bool is_fp32) {
     if (!pl_.last_stage() || !result.defined()) return;
     const std::string& step = steps_[s].name;
-    if (a_.head.kind == spec::HeadKind::kNone) {  // encoder: compare the final hidden states
+    if (output_.kind == OutputKind::kFeatures) {  // e.g. an encoder's final hidden states
       const int64_t layer = a_.num_hidden_layers;
       auto key = std::make_tuple(step, layer, int64_t{0});
       if (is_fp32) {
@@ -320,7 +328,7 @@ class ModelStage {
       }
       return;
     }
-    const int64_t b = pl_.batch_size(w_), v = a_.vocab_size;
+    const int64_t b = pl_.batch_size(w_), v = output_.width;
     if (is_fp32) {
       fp32_logits_.push_back(result.contiguous_copy());
       return;
@@ -348,6 +356,7 @@ class ModelStage {
   Placement pl_;
   bool trace_all_rows_ = true;
   const ModelFamily& family_;
+  const ModelOutput output_;
   std::vector<ModelStep> steps_;
   Tensor prompt_;
   std::vector<Tensor> forced_, greedy_, fp32_logits_, base_logits_;

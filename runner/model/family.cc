@@ -14,6 +14,7 @@ ModelFamilyRegistry& ModelFamilyRegistry::global() {
 void ModelFamilyRegistry::add(ModelFamily family) {
   const char* missing = family.build == nullptr                 ? "build"
                         : family.steps == nullptr                 ? "steps"
+                        : family.output == nullptr                ? "output"
                         : family.master_weights == nullptr        ? "master_weights"
                         : family.load_weights == nullptr          ? "load_weights"
                         : family.placeholder_weights == nullptr   ? "placeholder_weights"

@@ -64,6 +64,18 @@ struct ModelInputs {
   Runtime& runtime;
 };
 
+// What the last stage's step() returns, and so how the model stage compares two runs.
+enum class OutputKind {
+  kLogits,    // [sequences, width]: each sequence's last position; top-1 agreement and KL,
+              // and the fp32 run's greedy token feeds the next step
+  kFeatures,  // [sequences x q_len, width]: every position; relative L2, recorded as the
+              // layer error of layer num_hidden_layers
+};
+struct ModelOutput {
+  OutputKind kind = OutputKind::kLogits;
+  int64_t width = 0;  // vocabulary or feature size
+};
+
 // One step of the model stage: positions [q_start, q_start + q_len) of every sequence.
 struct ModelStep {
   std::string name;  // "prefill", "decode.0", ... (the job file's step names)
@@ -76,6 +88,8 @@ struct ModelFamily {
   // The model stage's steps for a workload, in order; the first takes the prompt
   // (q_start 0, q_len seq_len). Required.
   std::vector<ModelStep> (*steps)(const spec::Architecture& arch, const spec::Workload& workload) = nullptr;
+  // What the models of `arch` return (required).
+  ModelOutput (*output)(const spec::Architecture& arch) = nullptr;
   // The rank's weights, by the family's layout, with values from `source` (random by
   // seed or a checkpoint; weights.h). All three required.
   //   master:       fp32 on the host (the CPU's runs; rounded() for the others);

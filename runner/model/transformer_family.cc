@@ -16,6 +16,12 @@ std::unique_ptr<Model> build_transformer(const ModelInputs& in) {
   return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
 }
 
+// Logits from an LM head; an encoder (no head) returns its final hidden states.
+ModelOutput transformer_output(const spec::Architecture& a) {
+  if (a.head.kind == spec::HeadKind::kLm) return {OutputKind::kLogits, a.vocab_size};
+  return {OutputKind::kFeatures, a.hidden_size};
+}
+
 std::unique_ptr<Weights> transformer_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
   return std::make_unique<ModelWeights>(ModelWeights::build(a, p, s));
 }
@@ -45,6 +51,7 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.name = "transformer";
   f.build = build_transformer;
   f.steps = transformer_steps;
+  f.output = transformer_output;
   f.master_weights = transformer_master;
   f.load_weights = transformer_load;
   f.placeholder_weights = transformer_placeholders;

@@ -78,6 +78,11 @@ void register_counting_family() {
     family.steps = bad_plan;
     spec::FamilyRegistry::global().add(rules);
     ModelFamilyRegistry::global().add(family);
+    rules.name = family.name = "test-features";
+    family.steps = ModelFamilyRegistry::global().family("transformer").steps;
+    family.output = [](const spec::Architecture& a) { return ModelOutput{OutputKind::kFeatures, a.hidden_size}; };
+    spec::FamilyRegistry::global().add(rules);
+    ModelFamilyRegistry::global().add(family);
     return true;
   }();
   (void)once;
@@ -130,6 +135,19 @@ TEST(ModelFamily, AStepPlanTheStageCannotFeedIsAnError) {
   }
 }
 
+TEST(ModelFamily, FeaturesCannotFeedADecodeStep) {
+  register_counting_family();
+  try {
+    (void)model_stage_instances(small_stage("test-features"));
+    FAIL() << "no error for decode steps after a model without logits";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model family 'test-features': a model without logits has no token to feed "
+                                         "step 'decode.0'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
   register_counting_family();
   try {
@@ -137,7 +155,8 @@ TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
     FAIL() << "no error for a family the runner lacks";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-    EXPECT_NE(std::string(e.what()).find("no model family in fk-runner named 'mamba' (known: test-bad-plan, test-counting, transformer)"),
+    EXPECT_NE(std::string(e.what()).find("no model family in fk-runner named 'mamba' (known: test-bad-plan, test-counting, test-features, "
+                                         "transformer)"),
               std::string::npos)
         << e.what();
   }
@@ -147,6 +166,7 @@ TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
   EXPECT_THROW(r.add(f), Error);
   f.name = "x";
   for (auto missing : {+[](ModelFamily& m) { m.build = nullptr; }, +[](ModelFamily& m) { m.steps = nullptr; },
+                       +[](ModelFamily& m) { m.output = nullptr; },
                        +[](ModelFamily& m) { m.master_weights = nullptr; },
                        +[](ModelFamily& m) { m.load_weights = nullptr; },
                        +[](ModelFamily& m) { m.placeholder_weights = nullptr; }}) {
