@@ -4,7 +4,7 @@
 // row positions[t] of cos_sin_cache [max_positions, rot_dim] (cos in the first half,
 // sin in the second). neox style rotates the two halves (x1, x2) of the rotary part;
 // gpt-j style rotates interleaved pairs (x[2i], x[2i+1]). Scaling (linear, llama3)
-// lives in how the model builds the cache (runner/model/rope_cache.cc).
+// lives in how the model builds the cache (runner/model/transformer/rope_cache.cc).
 #include "kernels/cpu/elem.h"
 #include "kernels/ops/op_util.h"
 #include "kernels/ops/ops.h"

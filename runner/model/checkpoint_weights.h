@@ -14,7 +14,7 @@
 
 #include "core/safetensors.h"
 #include "core/spec/architecture.h"
-#include "runner/model/weights.h"
+#include "runner/model/weight_source.h"
 
 #include <functional>
 #include <memory>

@@ -17,7 +17,7 @@
 #include "core/spec/workload.h"
 #include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
-#include "runner/model/weights.h"
+#include "runner/model/weight_source.h"
 #include "runner/runtime.h"
 
 #include <functional>

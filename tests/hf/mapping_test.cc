@@ -9,7 +9,7 @@
 #include "core/spec/spec_file.h"
 #include "kernels/op.h"
 #include "runner/model/checkpoint_weights.h"
-#include "runner/model/transformer.h"
+#include "runner/model/transformer/transformer.h"
 #include "kernels/backends.h"
 #include "runner/runtime.h"
 

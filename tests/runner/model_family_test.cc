@@ -6,7 +6,7 @@
 #include "kernels/backends.h"
 #include "model_fixtures.h"
 #include "runner/model/family.h"
-#include "runner/model/transformer.h"
+#include "runner/model/transformer/transformer.h"
 #include "runner/model_stage.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 
 #include "core/spec/spec_file.h"
 #include "kernels/backend.h"
-#include "runner/model/weights.h"
+#include "runner/model/transformer/weights.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include "model_fixtures.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/elem.h"
-#include "runner/model/rope_cache.h"
-#include "runner/model/weights.h"
+#include "runner/model/transformer/rope_cache.h"
+#include "runner/model/transformer/weights.h"
 #include "runner/model_stage.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // (decoders and encoders with attention and a dense or MoE MLP per layer). Which
 // layouts cannot shard it (Megatron TP over heads and MLP columns, PP over layers) and
 // the per-rank memory estimate (memory.h; docs/specs.md, "Memory estimate"). The
-// runner side is runner/model/transformer_family.cc.
+// runner side is runner/model/transformer/.
 #include "core/spec/family.h"
 
 #include <algorithm>

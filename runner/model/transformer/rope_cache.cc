@@ -1,4 +1,4 @@
-#include "runner/model/rope_cache.h"
+#include "runner/model/transformer/rope_cache.h"
 
 #include <cmath>
 #include <numbers>

@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "kernels/backend.h"
 #include "runner/model/placement.h"
+#include "runner/model/weight_source.h"
 
 #include <memory>
 #include <string>
@@ -20,62 +21,6 @@
 #include <vector>
 
 namespace fk::runner {
-
-// One block of a source tensor placed inside a model tensor: rows [r0, r0 + nr) x
-// columns [c0, c0 + nc) of the global [rows_total, cols_total] tensor `name`, plus `add`
-// when not 0 (Gemma's folded norm offset), written row-major at element `at`.
-struct WeightPiece {
-  std::string name;
-  int64_t rows_total = 0, cols_total = 0, r0 = 0, nr = 0, c0 = 0, nc = 0;
-  float lo = 0, hi = 0;  // the range a random source draws from
-  float add = 0;
-  int64_t at = 0;
-};
-
-// Where weight values come from, by canonical tensor name: HF Llama-style names
-// ("model.layers.3.self_attn.q_proj.weight", "model.embed_tokens.weight", "lm_head.weight";
-// MLPs without a gate use "mlp.fc1"/"mlp.fc2"; BERT's and GPT-2's extra tensors are
-// "model.embed_positions.weight", "model.embed_token_types.weight", "model.embed_norm.*").
-class WeightSource {
- public:
-  virtual ~WeightSource() = default;
-  // Rows [r0, r0 + nr) x columns [c0, c0 + nc) of the global [rows, cols] tensor `name`
-  // (a vector is one row), fp32. [lo, hi) is the range a random source draws from;
-  // norm weights are asked for as stored in HF checkpoints (Gemma's zero-centred).
-  virtual Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
-                       int64_t nc, float lo, float hi) const = 0;
-  // Writes piece `p` into `dst` (contiguous, on `backend`, in its dtype); enqueued. The
-  // default reads block() on the host and uploads it; a source that can make its values
-  // on the device (RandomWeights) does so.
-  virtual void fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const;
-  // Piece `p`'s values on the host, fp32 [nr, nc]: block() plus p.add.
-  Tensor values(const WeightPiece& p) const;
-};
-
-// Values from the counter-based RNG keyed by (seed, name) at each element's global index.
-class RandomWeights final : public WeightSource {
- public:
-  explicit RandomWeights(uint64_t seed) : seed_(seed) {}
-  Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
-               float lo, float hi) const override;
-  // On the device itself (Backend::fill_uniform): the same bits as block().
-  void fill(kernels::Backend& backend, const Tensor& dst, const WeightPiece& p) const override;
-
- private:
-  uint64_t seed_;
-};
-
-// One rank's weights as its model family lays them out (runner/model/family.h): the
-// model stage and fk forward only make, hold, count and round them; the family's
-// models read them.
-class Weights {
- public:
-  virtual ~Weights() = default;
-  virtual int64_t parameter_count() const = 0;
-  // A copy with every tensor rounded to `dtype`; host tensors only (on the CPU the model
-  // stage rounds the fp32 master once for the low-precision runs).
-  virtual std::unique_ptr<Weights> rounded(DType dtype) const = 0;
-};
 
 struct LayerWeights {
   int64_t index = 0;            // global layer index

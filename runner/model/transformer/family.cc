@@ -2,7 +2,7 @@
 // (transformer.h). The spec side is core/spec/families/transformer.cc.
 #include "core/error.h"
 #include "runner/model/family.h"
-#include "runner/model/transformer.h"
+#include "runner/model/transformer/transformer.h"
 
 #include <fmt/format.h>
 

@@ -21,7 +21,7 @@
 #include "runner/model/family.h"
 #include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
-#include "runner/model/weights.h"
+#include "runner/model/transformer/weights.h"
 #include "runner/runtime.h"
 
 #include <functional>

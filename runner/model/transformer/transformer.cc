@@ -1,7 +1,7 @@
-#include "runner/model/transformer.h"
+#include "runner/model/transformer/transformer.h"
 
 #include "core/error.h"
-#include "runner/model/rope_cache.h"
+#include "runner/model/transformer/rope_cache.h"
 
 #include <cmath>
 #include <cstring>
