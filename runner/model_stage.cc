@@ -94,7 +94,6 @@ double kl(const float* ref, const float* run, int64_t n) {
   return std::isfinite(s) ? std::max(0.0, s) : s;  // NaN logits must not read as agreement
 }
 
-
 class ModelStage {
  public:
   explicit ModelStage(const ModelStageConfig& c)
