@@ -222,39 +222,47 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   return out;
 }
 
+// A layer is a list of blocks, each a residual branch: a mixer (attention) and a
+// feed-forward (a dense MLP or an MoE), each with its own norms. The norm placement
+// wraps every block alike:
+//   RMSNorm (pre or sandwich), vLLM's residual stream: h holds the pending branch
+//     output, residual the stream; the first block of the model normalises the stream,
+//     every later one adds h to it and normalises in one fused_add_rms_norm; sandwich
+//     models also normalise the branch output (the block's post norm);
+//   LayerNorm pre: x + f(N(x));  post (BERT): x = N(x + f(x)).
+// The ops' roles are the block's ("attn.norm", "mlp.residual", ...).
+void Transformer::block(const Block& b, Stream& s) {
+  const std::string role(b.role);
+  const auto placement = a_.norm.placement;
+  if (uses_residual_stream()) {
+    if (!s.residual.defined()) {
+      s.residual = s.h;
+      s.h = norm(s.h, *b.norm_w, Tensor(), role + ".norm");
+    } else {
+      rt_.run("fused_add_rms_norm", role + ".norm", call({s.h, s.residual, *b.norm_w}, {a_.norm.eps}));
+    }
+    s.h = b.run(s.h);
+    if (placement == NormPlacement::kSandwich) s.h = norm(s.h, *b.post_norm_w, Tensor(), role + ".post_norm");
+  } else if (placement == NormPlacement::kPre) {
+    const Tensor f = b.run(norm(s.h, *b.norm_w, *b.norm_b, role + ".norm"));
+    rt_.run("add", role + ".residual", call({s.h, s.h, f}));
+  } else {
+    Tensor f = b.run(s.h);
+    rt_.run("add", role + ".residual", call({f, f, s.h}));
+    s.h = norm(f, *b.norm_w, *b.norm_b, role + ".norm");
+  }
+}
+
 void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs,
                         int64_t q_len, int64_t q_start) {
   rt_.set_layer(w.index);
-  auto feed = [&](const Tensor& x) {
-    return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x);
+  const Block blocks[] = {
+      {"attn", &w.attn_norm_w, &w.attn_norm_b, &w.post_attn_norm_w,
+       [&](const Tensor& x) { return attention(w, local, x, seq_begin, seqs, q_len, q_start); }},
+      {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w,
+       [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
-  const auto placement = a_.norm.placement;
-  if (uses_residual_stream()) {
-    // vLLM's pattern: h holds the pending sublayer output, residual the stream.
-    if (!s.residual.defined()) {
-      s.residual = s.h;
-      s.h = norm(s.h, w.attn_norm_w, Tensor(), "attn.norm");
-    } else {
-      rt_.run("fused_add_rms_norm", "attn.norm", call({s.h, s.residual, w.attn_norm_w}, {a_.norm.eps}));
-    }
-    s.h = attention(w, local, s.h, seq_begin, seqs, q_len, q_start);
-    if (placement == NormPlacement::kSandwich) s.h = norm(s.h, w.post_attn_norm_w, Tensor(), "attn.post_norm");
-    rt_.run("fused_add_rms_norm", "mlp.norm", call({s.h, s.residual, w.mlp_norm_w}, {a_.norm.eps}));
-    s.h = feed(s.h);
-    if (placement == NormPlacement::kSandwich) s.h = norm(s.h, w.post_mlp_norm_w, Tensor(), "mlp.post_norm");
-  } else if (placement == NormPlacement::kPre) {  // LayerNorm, pre: x + f(LN(x))
-    Tensor a = attention(w, local, norm(s.h, w.attn_norm_w, w.attn_norm_b, "attn.norm"), seq_begin, seqs, q_len, q_start);
-    rt_.run("add", "attn.residual", call({s.h, s.h, a}));
-    Tensor m = feed(norm(s.h, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm"));
-    rt_.run("add", "mlp.residual", call({s.h, s.h, m}));
-  } else {  // post (BERT): x = N(x + f(x))
-    Tensor a = attention(w, local, s.h, seq_begin, seqs, q_len, q_start);
-    rt_.run("add", "attn.residual", call({a, a, s.h}));
-    s.h = norm(a, w.attn_norm_w, w.attn_norm_b, "attn.norm");
-    Tensor m = feed(s.h);
-    rt_.run("add", "mlp.residual", call({m, m, s.h}));
-    s.h = norm(m, w.mlp_norm_w, w.mlp_norm_b, "mlp.norm");
-  }
+  for (const Block& b : blocks) block(b, s);
   if (hook_) hook_(w.index, seq_begin, fp32_sum(rt_, traced_rows(s.h, q_len), traced_rows(s.residual, q_len)));
   rt_.set_layer(-1);
 }

@@ -56,6 +56,15 @@ class Transformer final : public Model {
     Tensor residual;  // defined once the fused residual path has started
   };
   Stream embed(const Tensor& tokens, int64_t q_len, int64_t q_start);
+  // One residual branch of a layer (transformer.cc, Transformer::block).
+  struct Block {
+    const char* role;  // "attn", "mlp": the prefix of its ops' roles
+    const Tensor* norm_w;
+    const Tensor* norm_b;
+    const Tensor* post_norm_w;  // sandwich norms only
+    std::function<Tensor(const Tensor&)> run;
+  };
+  void block(const Block& b, Stream& s);
   void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,
              int64_t q_start);
   Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
