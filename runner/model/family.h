@@ -1,8 +1,9 @@
 // Model families, runner side: the plug-in that builds one rank's part of a model
 // from (architecture, workload, placement, communicators, weights, runtime). Each
 // family fills a ModelFamily (like kernels::OpDef) and is listed in
-// register_builtin_model_families(); build_model() is the one door `fk forward`, the
-// model stage and its shape pass go through. The spec side of a family (layout
+// register_builtin_model_families(); model_family_of() is the one door `fk forward`,
+// the model stage, its shape pass and the job's fp32 logits go through (build_model()
+// for a model alone). The spec side of a family (layout
 // misfits, memory estimate) is core/spec/family.h, keyed by the same name: the
 // architecture's `model_family`.
 //
@@ -47,9 +48,9 @@ class Model {
   // Forgets every cached key/value or state (a new batch of sequences).
   virtual void reset() = 0;
   // `tokens` is [batch_size, q_len] int64 (read on the first stage only). Returns on the
-  // last stage: logits [batch_size, vocab] (fp32) of each sequence's last position, or
-  // for encoders (no LM head) the final hidden states [batch_size * q_len, H] (fp32);
-  // an undefined tensor on other stages.
+  // last stage what the family's `output` says, fp32: logits [batch_size, width] of each
+  // sequence's last position, or features [batch_size * q_len, width]; an undefined
+  // tensor on other stages.
   virtual Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) = 0;
 };
 
