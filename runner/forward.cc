@@ -114,7 +114,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
     if (p.weights.empty()) {
       source = std::make_unique<RandomWeights>(p.seed);
     } else {
-      source = std::make_unique<CheckpointWeights>(p.weights, a);
+      source = std::make_unique<CheckpointWeights>(p.weights, a, family.checkpoint_names(a));
     }
     weights = family.load_weights(a, pl, *source, dtype, *backend);
   } catch (const Error& e) {

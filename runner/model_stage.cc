@@ -151,7 +151,7 @@ class ModelStage {
     if (a_.checkpoint.empty()) {
       source = std::make_unique<RandomWeights>(c_.seed);
     } else {
-      source = std::make_unique<CheckpointWeights>(a_.checkpoint, a_);
+      source = std::make_unique<CheckpointWeights>(a_.checkpoint, a_, family_.checkpoint_names(a_));
     }
     // On the CPU the fp32 master is kept and rounded once; a device holds one
     // precision at a time, each made in place for its run.

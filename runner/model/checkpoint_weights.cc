@@ -3,141 +3,18 @@
 #include "core/error.h"
 
 #include <fmt/format.h>
-#include <regex>
 
 namespace fk::runner {
 namespace {
 
 using spec::Architecture;
 
-// "model.layers.<l>.<rest>" -> (l, rest); false for other names.
-bool split_layer(const std::string& name, int64_t* layer, std::string* rest) {
-  static const std::regex re(R"(^model\.layers\.(\d+)\.(.+)$)");
-  std::smatch m;
-  if (!std::regex_match(name, m, re)) return false;
-  *layer = std::stoll(m[1].str());
-  *rest = m[2].str();
-  return true;
-}
-
-// Names as the Llama family stores them (llama, mistral, qwen2, qwen3, qwen3_moe,
-// gemma2, gemma3_text): the canonical names themselves.
-TensorRef same(const std::string& canonical, const Architecture&) { return {canonical}; }
-
-TensorRef mixtral(const std::string& canonical, const Architecture&) {
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  static const std::regex expert(R"(^mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight$)");
-  std::smatch m;
-  const std::string base = fmt::format("model.layers.{}.", l);
-  if (std::regex_match(rest, m, expert)) {
-    const std::string w = m[2].str() == "gate" ? "w1" : m[2].str() == "up" ? "w3" : "w2";
-    return {fmt::format("{}block_sparse_moe.experts.{}.{}.weight", base, m[1].str(), w)};
-  }
-  if (rest == "mlp.gate.weight") return {base + "block_sparse_moe.gate.weight"};
-  return {canonical};
-}
-
-TensorRef phi3(const std::string& canonical, const Architecture& a) {
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  const std::string base = fmt::format("model.layers.{}.", l);
-  const int64_t q = a.num_attention_heads * a.head_dim, kv = a.num_key_value_heads * a.head_dim;
-  const int64_t qkv = q + 2 * kv, inter = a.intermediate_size;
-  if (rest == "self_attn.q_proj.weight") return {base + "self_attn.qkv_proj.weight", 0, qkv};
-  if (rest == "self_attn.k_proj.weight") return {base + "self_attn.qkv_proj.weight", q, qkv};
-  if (rest == "self_attn.v_proj.weight") return {base + "self_attn.qkv_proj.weight", q + kv, qkv};
-  if (rest == "mlp.gate_proj.weight") return {base + "mlp.gate_up_proj.weight", 0, 2 * inter};
-  if (rest == "mlp.up_proj.weight") return {base + "mlp.gate_up_proj.weight", inter, 2 * inter};
-  return {canonical};
-}
-
-TensorRef gpt2(const std::string& canonical, const Architecture& a) {
-  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
-  if (canonical == "model.embed_positions.weight") return {"wpe.weight"};
-  if (canonical == "model.norm.weight") return {"ln_f.weight"};
-  if (canonical == "model.norm.bias") return {"ln_f.bias"};
-  if (canonical == "lm_head.weight") return {"lm_head.weight"};
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  const std::string h = fmt::format("h.{}.", l);
-  const int64_t n = a.hidden_size;
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
-    const int64_t part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
-    const bool weight = m[2].str() == "weight";
-    return {h + "attn.c_attn." + m[2].str(), part * n, 3 * n, weight};
-  }
-  auto conv = [&](const std::string& module, const std::string& what) {
-    return TensorRef{h + module + "." + what, 0, 0, what == "weight"};
-  };
-  if (rest == "self_attn.o_proj.weight") return conv("attn.c_proj", "weight");
-  if (rest == "self_attn.o_proj.bias") return conv("attn.c_proj", "bias");
-  if (rest == "mlp.fc1.weight") return conv("mlp.c_fc", "weight");
-  if (rest == "mlp.fc1.bias") return conv("mlp.c_fc", "bias");
-  if (rest == "mlp.fc2.weight") return conv("mlp.c_proj", "weight");
-  if (rest == "mlp.fc2.bias") return conv("mlp.c_proj", "bias");
-  if (rest.rfind("input_layernorm.", 0) == 0) return {h + "ln_1." + rest.substr(16)};
-  if (rest.rfind("post_attention_layernorm.", 0) == 0) return {h + "ln_2." + rest.substr(25)};
-  return {canonical};
-}
-
-TensorRef bert(const std::string& canonical, const Architecture&) {
-  if (canonical == "model.embed_tokens.weight") return {"embeddings.word_embeddings.weight"};
-  if (canonical == "model.embed_positions.weight") return {"embeddings.position_embeddings.weight"};
-  if (canonical == "model.embed_token_types.weight") return {"embeddings.token_type_embeddings.weight"};
-  if (canonical.rfind("model.embed_norm.", 0) == 0) return {"embeddings.LayerNorm." + canonical.substr(17)};
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  const std::string b = fmt::format("encoder.layer.{}.", l);
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
-    const std::string which = m[1].str() == "q" ? "query" : m[1].str() == "k" ? "key" : "value";
-    return {b + "attention.self." + which + "." + m[2].str()};
-  }
-  auto tail = [&](const std::string& prefix) { return rest.substr(prefix.size()); };
-  if (rest.rfind("self_attn.o_proj.", 0) == 0) return {b + "attention.output.dense." + tail("self_attn.o_proj.")};
-  // Post-norm: the attention block's LayerNorm, then the MLP block's.
-  if (rest.rfind("input_layernorm.", 0) == 0) return {b + "attention.output.LayerNorm." + tail("input_layernorm.")};
-  if (rest.rfind("post_attention_layernorm.", 0) == 0) return {b + "output.LayerNorm." + tail("post_attention_layernorm.")};
-  if (rest.rfind("mlp.fc1.", 0) == 0) return {b + "intermediate.dense." + tail("mlp.fc1.")};
-  if (rest.rfind("mlp.fc2.", 0) == 0) return {b + "output.dense." + tail("mlp.fc2.")};
-  return {canonical};
-}
-
 std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 }  // namespace
 
-std::vector<std::string> hf_supported_model_types() {
-  return {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "gemma3_text", "phi3", "bert", "gpt2"};
-}
-
-TensorMap hf_tensor_map(const std::string& model_type) {
-  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3" ||
-      model_type == "qwen3_moe" || model_type == "gemma2" || model_type == "gemma3_text")
-    return {model_type, {""}, same};
-  // Gemma 3 multimodal checkpoints keep the text model under language_model.
-  if (model_type == "gemma3") return {model_type, {"", "language_model."}, same};
-  if (model_type == "mixtral") return {model_type, {""}, mixtral};
-  if (model_type == "phi3") return {model_type, {""}, phi3};
-  if (model_type == "gpt2") return {model_type, {"transformer.", ""}, gpt2};
-  if (model_type == "bert") return {model_type, {"", "bert."}, bert};
-  fail(ErrorKind::kUnsupported, "no checkpoint mapping for model_type '{}' (supported: {})", model_type,
-       fmt::join(hf_supported_model_types(), ", "));
-}
-
 CheckpointWeights::CheckpointWeights(const std::string& path, const Architecture& arch, TensorMap map)
     : ckpt_(std::make_unique<Checkpoint>(path)), arch_(arch), map_(std::move(map)) {}
-
-CheckpointWeights::CheckpointWeights(const std::string& path, const Architecture& arch)
-    : CheckpointWeights(path, arch, hf_tensor_map(arch.model_type)) {}
 
 std::string CheckpointWeights::resolve(const std::string& canonical, const TensorRef& ref) const {
   std::vector<std::string> tried;

@@ -1,7 +1,8 @@
 // Weights from a HuggingFace safetensors checkpoint.
 //
-// The model code asks for canonical (Llama-style) names (weights.h); a TensorMap says,
-// per model_type, where each lives in the checkpoint: under which name (with which
+// The model code asks for canonical names (the transformer's: HF Llama-style,
+// transformer/weights.h); a TensorMap, from the model family, says where each lives in
+// the checkpoint: under which name (with which
 // optional prefixes, e.g. "transformer." for GPT-2, "bert." for BERT), at which offset
 // inside a fused tensor (Phi-3's qkv_proj and gate_up_proj, GPT-2's c_attn), and
 // whether it is stored transposed (GPT-2's Conv1D weights are [in, out]). Each rank
@@ -9,7 +10,8 @@
 // has the wrong shape, or is not a float tensor is an fk::Error naming the checkpoint,
 // the tensor, what was found and what the architecture expects.
 //
-// docs/checkpoints.md lists the mapping of every supported model_type.
+// docs/checkpoints.md lists the transformer family's mapping of every supported
+// model_type (transformer/checkpoint_names.h).
 #pragma once
 
 #include "core/safetensors.h"
@@ -38,16 +40,11 @@ struct TensorMap {
   std::function<TensorRef(const std::string& canonical, const spec::Architecture& a)> locate;
 };
 
-// The map of a model_type; throws fk::Error(kUnsupported) naming it when there is none.
-TensorMap hf_tensor_map(const std::string& model_type);
-// The model_types hf_tensor_map knows.
-std::vector<std::string> hf_supported_model_types();
-
 class CheckpointWeights final : public WeightSource {
  public:
   // Opens the checkpoint (a .safetensors file, or a folder: core/safetensors.h).
+  // `map` is the family's (ModelFamily::checkpoint_names).
   CheckpointWeights(const std::string& path, const spec::Architecture& arch, TensorMap map);
-  CheckpointWeights(const std::string& path, const spec::Architecture& arch);  // hf_tensor_map(arch.model_type)
   Tensor block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
                float lo, float hi) const override;
   const Checkpoint& checkpoint() const { return *ckpt_; }

@@ -18,6 +18,7 @@ void ModelFamilyRegistry::add(ModelFamily family) {
                         : family.master_weights == nullptr        ? "master_weights"
                         : family.load_weights == nullptr          ? "load_weights"
                         : family.placeholder_weights == nullptr   ? "placeholder_weights"
+                        : family.checkpoint_names == nullptr      ? "checkpoint_names"
                                                                   : nullptr;
   if (!family.name.empty() && missing != nullptr)
     fail(ErrorKind::kInvalidArgument, "model family '{}' has no {} function", family.name, missing);

@@ -16,6 +16,7 @@
 #include "core/named_registry.h"
 #include "core/spec/architecture.h"
 #include "core/spec/workload.h"
+#include "runner/model/checkpoint_weights.h"
 #include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
 #include "runner/model/weight_source.h"
@@ -105,6 +106,9 @@ struct ModelFamily {
                                            kernels::Backend& backend) = nullptr;
   std::unique_ptr<Weights> (*placeholder_weights)(const spec::Architecture& arch, const Placement& placement,
                                                   DType dtype) = nullptr;
+  // Where the family's tensors live in a HuggingFace checkpoint of arch.model_type
+  // (checkpoint_weights.h); throws kUnsupported naming the model_types it maps.
+  TensorMap (*checkpoint_names)(const spec::Architecture& arch) = nullptr;
 };
 
 class ModelFamilyRegistry {

@@ -9,6 +9,8 @@
 #include "core/spec/spec_file.h"
 #include "kernels/op.h"
 #include "runner/model/checkpoint_weights.h"
+#include "runner/model/family.h"
+#include "runner/model/transformer/checkpoint_names.h"
 #include "runner/model/transformer/transformer.h"
 #include "kernels/backends.h"
 #include "runner/runtime.h"
@@ -102,7 +104,7 @@ class EveryFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryFixture, ShippedMapMatchesHf) {
   const Fixture f = fixture(GetParam());
-  const CheckpointWeights source(f.checkpoint(), f.arch);
+  const CheckpointWeights source(f.checkpoint(), f.arch, model_family_of(f.arch).checkpoint_names(f.arch));
   EXPECT_LT(output_error(f, source), 1e-5);
 }
 
@@ -165,7 +167,7 @@ TEST(CheckpointErrors, MissingTensorNamesWhatWasAskedAndWhereItLooked) {
 TEST(CheckpointErrors, WrongShapeNamesTheTensorAndTheShapeExpected) {
   Fixture f = fixture("llama");
   f.arch.intermediate_size = 48;  // the checkpoint's MLP is 64 wide
-  const CheckpointWeights source(f.checkpoint(), f.arch);
+  const CheckpointWeights source(f.checkpoint(), f.arch, model_family_of(f.arch).checkpoint_names(f.arch));
   const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
   EXPECT_NE(e.find("'model.layers.0.mlp.gate_proj.weight'"), std::string::npos) << e;
   EXPECT_NE(e.find("is [64, 32] F32"), std::string::npos) << e;
@@ -184,7 +186,7 @@ TEST(CheckpointErrors, IntegerTensorWhereAWeightBelongsIsAnError) {
     tensors.emplace_back(n, n == "model.norm.weight" ? Tensor::zeros(DType::kI32, e.shape) : src.read(n, e.dtype));
   }
   safetensors_write((dir / "model.safetensors").string(), tensors);
-  const CheckpointWeights source(dir.string(), f.arch);
+  const CheckpointWeights source(dir.string(), f.arch, model_family_of(f.arch).checkpoint_names(f.arch));
   const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
   EXPECT_NE(e.find("'model.norm.weight'"), std::string::npos) << e;
   EXPECT_NE(e.find("I32"), std::string::npos) << e;

@@ -169,7 +169,8 @@ TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
                        +[](ModelFamily& m) { m.output = nullptr; },
                        +[](ModelFamily& m) { m.master_weights = nullptr; },
                        +[](ModelFamily& m) { m.load_weights = nullptr; },
-                       +[](ModelFamily& m) { m.placeholder_weights = nullptr; }}) {
+                       +[](ModelFamily& m) { m.placeholder_weights = nullptr; },
+                       +[](ModelFamily& m) { m.checkpoint_names = nullptr; }}) {
     ModelFamily g = f;
     missing(g);
     EXPECT_THROW(r.add(g), Error);

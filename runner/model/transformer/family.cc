@@ -2,6 +2,7 @@
 // (transformer.h). The spec side is core/spec/families/transformer.cc.
 #include "core/error.h"
 #include "runner/model/family.h"
+#include "runner/model/transformer/checkpoint_names.h"
 #include "runner/model/transformer/transformer.h"
 
 #include <fmt/format.h>
@@ -35,6 +36,8 @@ std::unique_ptr<Weights> transformer_placeholders(const spec::Architecture& a, c
   return std::make_unique<ModelWeights>(ModelWeights::placeholders(a, p, dtype));
 }
 
+TensorMap transformer_checkpoint_names(const spec::Architecture& a) { return hf_tensor_map(a.model_type); }
+
 // The prompt, then one token per decode step on the KV cache; an encoder (not causal)
 // has no decode steps.
 std::vector<ModelStep> transformer_steps(const spec::Architecture& a, const spec::Workload& w) {
@@ -55,6 +58,7 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.master_weights = transformer_master;
   f.load_weights = transformer_load;
   f.placeholder_weights = transformer_placeholders;
+  f.checkpoint_names = transformer_checkpoint_names;
   r.add(std::move(f));
 }
 
