@@ -63,7 +63,8 @@ Comparison compare(const Tensor& got, const Tensor& ref, const Tolerance& tol) {
   const size_t gs = dtype_size(g.dtype()), rs = dtype_size(r.dtype());
 #pragma omp parallel if (blocks > 1)  // small outputs (every timed call's check) stay on this thread
   {
-    std::vector<double> xs(static_cast<size_t>(kCompareBlock)), ys(static_cast<size_t>(kCompareBlock));
+    const auto scratch = static_cast<size_t>(std::min(kCompareBlock, c.elements));  // small outputs: small buffers
+    std::vector<double> xs(scratch), ys(scratch);
 #pragma omp for schedule(dynamic, 4)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t i0 = blk * kCompareBlock, n = std::min(kCompareBlock, c.elements - i0);

@@ -58,11 +58,7 @@ int forward_main(const ForwardArgs& a) {
     }
   const int ranks = static_cast<int>(layout->ranks());
   std::vector<std::string> cmd;
-  if (ranks > 1) {
-    const char* mpirun = std::getenv("FK_MPIRUN");
-    cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
-    if (a.backend != "cpu") cmd.insert(cmd.end(), {"--bind-to", "none"});  // as LaunchRequest::unbound
-  }
+  if (ranks > 1) cmd = mpirun_prefix(ranks, a.backend != "cpu");  // device ranks unbound, as fk run's
   cmd.insert(cmd.end(), {runner_path(), "--forward", a.spec, "--preset", a.preset, "--inputs", a.inputs, "--layout",
                          a.layout, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "--forward-backend", a.backend,
                          "-o", a.output});

@@ -19,13 +19,16 @@ std::string runner_path() {
   return "fk-runner";
 }
 
-std::vector<std::string> launch_command(const LaunchOptions& o) {
+std::vector<std::string> mpirun_prefix(int ranks, bool unbound) {
   const char* mpirun = std::getenv("FK_MPIRUN");
-  std::vector<std::string> cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(o.ranks),
+  std::vector<std::string> cmd = {mpirun && *mpirun ? mpirun : "mpirun", "-np", std::to_string(ranks),
                                   "--oversubscribe"};
-  // Open MPI binds a job of one or two ranks to one core each: a lone rank's host
-  // threads (16 on an H200 machine) would share that core.
-  if (o.unbound) cmd.insert(cmd.end(), {"--bind-to", "none"});
+  if (unbound) cmd.insert(cmd.end(), {"--bind-to", "none"});
+  return cmd;
+}
+
+std::vector<std::string> launch_command(const LaunchOptions& o) {
+  std::vector<std::string> cmd = mpirun_prefix(o.ranks, o.unbound);
   cmd.push_back(runner_path());
   cmd.insert(cmd.end(), {"--jobs", o.jobs_file, "--results", o.results_dir});
   cmd.insert(cmd.end(), o.runner_args.begin(), o.runner_args.end());

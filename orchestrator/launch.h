@@ -19,6 +19,10 @@ struct LaunchOptions {
 // Path of fk-runner: $FK_RUNNER, else next to this executable (build tree or install),
 // else "fk-runner" on PATH.
 std::string runner_path();
+// `mpirun -np RANKS --oversubscribe` ($FK_MPIRUN for mpirun), plus `--bind-to none`
+// when `unbound`: Open MPI binds a job of one or two ranks to one core each, and a lone
+// rank's host threads (16 on an H200 machine) would share that core.
+std::vector<std::string> mpirun_prefix(int ranks, bool unbound);
 // The mpirun command line for `o`.
 std::vector<std::string> launch_command(const LaunchOptions& o);
 

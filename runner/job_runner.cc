@@ -232,8 +232,9 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                                       candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
-  const auto steps = static_cast<int64_t>(model_family_of(job.arch).steps(job.arch, job.workload).size());
-  const ModelOutput output = model_family_of(job.arch).output(job.arch);
+  const ModelFamily& family = model_family_of(job.arch);
+  const auto steps = static_cast<int64_t>(family.steps(job.arch, job.workload).size());
+  const ModelOutput output = family.output(job.arch);
   const bool keep_logits = job.model_stage.enabled && output.kind == OutputKind::kLogits &&
                            steps * job.workload.batch * output.width * 4 <= (int64_t{16} << 20);
   if (keep_logits) r.fp32_logits = Tensor::zeros(DType::kF32, {steps, job.workload.batch, output.width});

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
+#include <utility>
 
 namespace fk::runner {
 namespace {
@@ -88,6 +90,18 @@ void register_counting_family() {
   (void)once;
 }
 
+// The kind and message of the fk::Error `f` throws; a test failure when it throws none.
+template <typename F>
+std::pair<ErrorKind, std::string> error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.kind(), e.what()};
+  }
+  ADD_FAILURE() << "no fk::Error";
+  return {ErrorKind::kInternal, ""};
+}
+
 ModelStageConfig small_stage(const std::string& family) {
   ModelStageConfig c;
   c.arch = tiny("llama-3.1-8b");
@@ -125,41 +139,26 @@ TEST(ModelFamily, TheModelStageRunsTheArchitecturesFamily) {
 
 TEST(ModelFamily, AStepPlanTheStageCannotFeedIsAnError) {
   register_counting_family();
-  try {
-    (void)model_stage_instances(small_stage("test-bad-plan"));
-    FAIL() << "no error for a plan with a 4-token step after the prompt";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("model family 'test-bad-plan': a step plan opens with the prompt"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto [kind, what] = error_of([] { (void)model_stage_instances(small_stage("test-bad-plan")); });
+  EXPECT_NE(what.find("model family 'test-bad-plan': a step plan opens with the prompt"), std::string::npos) << what;
 }
 
 TEST(ModelFamily, FeaturesCannotFeedADecodeStep) {
   register_counting_family();
-  try {
-    (void)model_stage_instances(small_stage("test-features"));
-    FAIL() << "no error for decode steps after a model without logits";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("model family 'test-features': a model without logits has no token to feed "
-                                         "step 'decode.0'"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto [kind, what] = error_of([] { (void)model_stage_instances(small_stage("test-features")); });
+  EXPECT_NE(what.find("model family 'test-features': a model without logits has no token to feed step 'decode.0'"),
+            std::string::npos)
+      << what;
 }
 
 TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
   register_counting_family();
-  try {
-    (void)model_stage_instances(small_stage("mamba"));
-    FAIL() << "no error for a family the runner lacks";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-    EXPECT_NE(std::string(e.what()).find("no model family in fk-runner named 'mamba' (known: test-bad-plan, test-counting, test-features, "
-                                         "transformer)"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto [kind, what] = error_of([] { (void)model_stage_instances(small_stage("mamba")); });
+  EXPECT_EQ(kind, ErrorKind::kNotFound);
+  EXPECT_NE(what.find("no model family in fk-runner named 'mamba' (known: test-bad-plan, test-counting, "
+                      "test-features, transformer)"),
+            std::string::npos)
+      << what;
   ModelFamilyRegistry r;
   ModelFamily f = counting_family();
   f.name = "";
@@ -190,13 +189,9 @@ TEST(ModelFamily, TheTransformerRefusesWeightsAnotherFamilyMade) {
   const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);
   Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *backend);
   const Foreign foreign;
-  try {
-    (void)build_model({c.arch, c.workload, c.placement, {}, foreign, rt});
-    FAIL() << "the transformer took weights it cannot read";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
-    EXPECT_NE(std::string(e.what()).find("weights another family made"), std::string::npos) << e.what();
-  }
+  const auto [kind, what] = error_of([&] { (void)build_model({c.arch, c.workload, c.placement, {}, foreign, rt}); });
+  EXPECT_EQ(kind, ErrorKind::kInternal);
+  EXPECT_NE(what.find("weights another family made"), std::string::npos) << what;
 }
 
 }  // namespace
