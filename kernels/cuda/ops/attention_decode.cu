@@ -8,6 +8,7 @@
 //           over the LK lanes), into shared memory;
 //   softmax one warp per head: tile max, running max and sum (online softmax, fp32);
 //   P V     each thread accumulates its keys' V packs into HB x pack fp32 sums.
+// A tile's K and V rows are loaded together, at its start.
 // At the end the key groups' sums are added in shared memory. One split writes the
 // output; several write (max, sum, unnormalised output) partials to a stream-ordered
 // workspace (cudaMallocAsync: capturable in a CUDA graph) that a second kernel merges.
@@ -88,6 +89,15 @@ __global__ void __launch_bounds__(kThreads)
       kp[c] = P{};
       if (j < jb && dims) kp[c] = *reinterpret_cast<const P*>(kbase + static_cast<size_t>(j) * row_stride);
     }
+    // The tile's V rows are asked for with its K rows, before the scores: both are in
+    // flight while the block waits (the softmax's barriers would otherwise serialise them).
+    P vp[kKeysPerThread];
+#pragma unroll
+    for (int c = 0; c < kKeysPerThread; ++c) {
+      const int64_t j = kt + kg + NKG * c;
+      vp[c] = P{};
+      if (j < jb && dims) vp[c] = *reinterpret_cast<const P*>(vbase + static_cast<size_t>(j) * row_stride);
+    }
 #pragma unroll
     for (int c = 0; c < kKeysPerThread; ++c) {
       const int jj = kg + NKG * c;
@@ -137,13 +147,6 @@ __global__ void __launch_bounds__(kThreads)
       for (int v = 0; v < V; ++v) acc[i][v] *= a;
     }
     // P V.
-    P vp[kKeysPerThread];
-#pragma unroll
-    for (int c = 0; c < kKeysPerThread; ++c) {
-      const int64_t j = kt + kg + NKG * c;
-      vp[c] = P{};
-      if (j < jb && dims) vp[c] = *reinterpret_cast<const P*>(vbase + static_cast<size_t>(j) * row_stride);
-    }
 #pragma unroll
     for (int c = 0; c < kKeysPerThread; ++c) {
       const int jj = kg + NKG * c;

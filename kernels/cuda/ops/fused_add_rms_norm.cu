@@ -1,8 +1,10 @@
-// CUDA baseline of vLLM's fused_add_rms_norm: one block per token row (one warp for
-// rows of up to 32 packs), threads striding over 16-byte packs when hidden and every
-// pointer allow it, else over single elements. The sum is rounded to the element type
-// and stored in residual before it is squared (as the CPU baseline); the second pass
-// re-reads the residual the same thread wrote, so no other thread's write is needed.
+// CUDA baseline of vLLM's fused_add_rms_norm: one block per token row, over 16-byte
+// packs when hidden and every pointer allow it, else over single elements. The sum is
+// rounded to the element type and stored in residual before it is squared (as the CPU
+// baseline). Rows of up to 8 x 1024 packs are held in registers (row.cuh's row_regs):
+// x and the residual are read once, the sum stays in the thread's registers until the
+// block has reduced. Longer rows loop, and the second pass re-reads the residual the
+// same thread wrote, so no other thread's write is needed.
 #include "kernels/cuda/ops/fused_add_rms_norm_launch.h"
 #include "kernels/cuda/ops/row.cuh"
 
@@ -40,14 +42,68 @@ __global__ void fused_add_rms_norm_kernel(T* x, T* res, const T* __restrict__ w,
   }
 }
 
+template <typename T, int N, int R>
+__global__ void fused_add_rms_norm_regs_kernel(T* x, T* res, const T* __restrict__ w, int64_t rows, int packs,
+                                               float hidden, float eps) {
+  using P = dev::Pack<T, N>;
+  const P* wp = reinterpret_cast<const P*>(w);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    P* xr = reinterpret_cast<P*>(x) + r * packs;
+    P* rr = reinterpret_cast<P*>(res) + r * packs;
+    P a[R], z[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int p = threadIdx.x + i * blockDim.x;
+      if (p < packs) a[i] = xr[p], z[i] = rr[p];
+    }
+    float ss = 0.f;
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int p = threadIdx.x + i * blockDim.x;
+      if (p >= packs) continue;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        z[i].v[k] = dev::from_f32<T>(dev::to_f32(a[i].v[k]) + dev::to_f32(z[i].v[k]));
+        const float v = dev::to_f32(z[i].v[k]);
+        ss += v * v;
+      }
+      rr[p] = z[i];
+    }
+    const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int p = threadIdx.x + i * blockDim.x;
+      if (p >= packs) continue;
+      const P wv = wp[p];
+      P o;
+#pragma unroll
+      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(z[i].v[k]) * inv * dev::to_f32(wv.v[k]));
+      xr[p] = o;
+    }
+  }
+}
+
 template <typename T, int N>
 cudaError_t launch_with(void* x, void* res, const void* w, int64_t rows, int64_t hidden, float eps,
                         cudaStream_t stream) {
   const int packs = static_cast<int>(hidden / N);
-  fused_add_rms_norm_kernel<T, N><<<dev::row_blocks(rows), dev::row_threads(packs), 0, stream>>>(
-      static_cast<T*>(x), static_cast<T*>(res), static_cast<const T*>(w), rows, packs, static_cast<float>(hidden),
-      eps);
-  return cudaGetLastError();
+  T* xp = static_cast<T*>(x);
+  T* rp = static_cast<T*>(res);
+  const T* wp = static_cast<const T*>(w);
+  const float hf = static_cast<float>(hidden);
+  return dev::with_row_regs(
+      packs,
+      [&](auto regs) {
+        constexpr int R = decltype(regs)::value;
+        fused_add_rms_norm_regs_kernel<T, N, R>
+            <<<dev::row_blocks(rows), dev::row_reg_threads(packs, R), 0, stream>>>(xp, rp, wp, rows, packs, hf, eps);
+        return cudaGetLastError();
+      },
+      [&] {
+        fused_add_rms_norm_kernel<T, N><<<dev::row_blocks(rows), dev::row_threads(packs), 0, stream>>>(
+            xp, rp, wp, rows, packs, hf, eps);
+        return cudaGetLastError();
+      });
 }
 
 template <typename T>

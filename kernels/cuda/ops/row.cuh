@@ -1,6 +1,7 @@
 // Device helpers of the row and elementwise CUDA baselines (nvcc, C++17), beside
 // elem.cuh: 16-byte packs of elements for vector loads, the alignment test that picks
-// the vector or the scalar path, grid sizes, and a first-index block argmax.
+// the vector or the scalar path, grid sizes, rows held in registers, and a first-index
+// block argmax.
 //
 // A Pack<T, N> is only read or written through a pointer that is N * sizeof(T)
 // aligned; callers test aligned16() on every base pointer and make every offset a
@@ -10,6 +11,7 @@
 #include "kernels/cuda/ops/elem.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace fk::cuda::dev {
 
@@ -36,6 +38,38 @@ inline unsigned grid_blocks(int64_t items, int threads) {
 inline unsigned row_blocks(int64_t rows) {
   const int64_t cap = int64_t{1} << 30;
   return static_cast<unsigned>(rows < 1 ? 1 : (rows > cap ? cap : rows));
+}
+
+// Rows held in registers: a block of row_reg_threads(packs, R) threads takes one row,
+// each thread R packs at p = threadIdx.x + i * blockDim.x (i < R; coalesced per i),
+// all loaded before the block reduces, so a thread has R loads in flight and the row
+// is read from memory once. R is the smallest of 1, 2, 4, 8 that keeps a block at
+// kRowRegThreads threads or fewer; with_row_regs() gives 0 for rows longer than
+// 8 x 1024 packs, which take the looping kernels.
+inline constexpr int kRowRegThreads = 128;
+
+inline int row_regs(int64_t packs) {
+  for (int r = 1; r <= 8; r *= 2)
+    if (packs <= int64_t{kRowRegThreads} * r) return r;
+  return packs <= int64_t{1024} * 8 ? 8 : 0;
+}
+
+inline int row_reg_threads(int64_t packs, int regs) {
+  const int64_t t = (packs + regs - 1) / regs;
+  return static_cast<int>(t <= 32 ? 32 : (t + 31) / 32 * 32);
+}
+
+// Calls f(std::integral_constant<int, R>{}) with R = row_regs(packs); returns its
+// result, or `fallback()` when the row does not fit (R = 0).
+template <typename F, typename G>
+inline auto with_row_regs(int64_t packs, F&& f, G&& fallback) {
+  switch (row_regs(packs)) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: return fallback();
+  }
 }
 
 // (v, i) beats (bv, bi) when larger, or equal with a smaller index: the first index
