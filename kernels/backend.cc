@@ -94,6 +94,8 @@ void* Backend::open_shared_memory(const std::string&, size_t) {
 
 std::unique_ptr<DeviceTracer> Backend::tracer() { return nullptr; }
 
+std::unique_ptr<Graph> Backend::capture(const std::function<void()>&) { return nullptr; }
+
 void Backend::mark_pool(void*, size_t) {}
 
 void Backend::use_pool_regions(void*, const std::vector<MemoryRange>&) {}

@@ -13,6 +13,7 @@
 //   timing      a Timer whose marks are enqueued on the stream (CUDA events; CPU:
 //               steady clock), a cache flush, and device state (clocks, temperature,
 //               power, throttle reasons) where the device reports it;
+//   graphs      (optional) device work captured once and replayed (CUDA graphs);
 //   ops         the baseline implementation of each op on this device and the
 //               capability query supports_op(), beside that op table;
 //   collectives a communicator over a group of ranks (CPU: MPI; CUDA: NCCL on this
@@ -26,6 +27,7 @@
 #include "kernels/op.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +125,16 @@ class DeviceTracer {
   virtual DeviceWork end() = 0;
 };
 
+// Device work recorded once and replayed as one launch (CUDA graphs). The memory the
+// captured work allocated stays reserved for it until the graph is destroyed, so a
+// replay's scratch never aliases a tensor made outside it.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Enqueues the captured work on the backend's stream (returns before it has run).
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -181,6 +193,12 @@ class Backend {
   virtual void* stream() const = 0;  // cudaStream_t; nullptr on the CPU
   virtual void synchronize() = 0;
   virtual std::unique_ptr<Timer> timer() = 0;
+  // Records the device work `work` enqueues on this backend's stream, without running
+  // it, as a Graph. nullptr where the device has no graphs (the default; the CPU).
+  // Work that cannot be recorded (it waits for the stream or the device, copies to or
+  // from pageable host memory, uses another stream) throws fk::Error(kUnsupported)
+  // naming the reason; nothing of it ran and the backend is usable.
+  virtual std::unique_ptr<Graph> capture(const std::function<void()>& work);
   // Evicts the last-level cache (facts().cache_bytes) with enqueued writes of a buffer
   // larger than it, so that the next call reads its inputs from memory.
   virtual void flush_cache() = 0;

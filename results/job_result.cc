@@ -195,7 +195,9 @@ void write_model_stage(h5::Writer& w, const JobResult& r) {
     std::vector<std::string> run, step;
     std::vector<int64_t> it, rank;
     std::vector<double> total, compute, comm;
+    std::vector<bool> graph;
     for (const auto& s : r.steps) {
+      graph.push_back(s.graph);
       run.push_back(s.run);
       it.push_back(s.iteration);
       step.push_back(s.step);
@@ -211,7 +213,8 @@ void write_model_stage(h5::Writer& w, const JobResult& r) {
                                 .add_column("rank", rank)
                                 .add_column("total_s", total)
                                 .add_column("compute_s", compute)
-                                .add_column("comm_s", comm));
+                                .add_column("comm_s", comm)
+                                .add_column("graph", graph));
   }
   {
     std::vector<std::string> run, step, op, role;

@@ -6,10 +6,11 @@ using nlohmann::json;
 
 json to_json(const StepTiming& r) {
   return {{"run", r.run}, {"iteration", r.iteration}, {"step", r.step}, {"rank", r.rank},
-          {"total_s", r.total_s}, {"compute_s", r.compute_s}, {"comm_s", r.comm_s}};
+          {"total_s", r.total_s}, {"compute_s", r.compute_s}, {"comm_s", r.comm_s}, {"graph", r.graph}};
 }
 void from_json(const json& j, StepTiming& r) {
-  r = {j.at("run"), j.at("iteration"), j.at("step"), j.at("rank"), j.at("total_s"), j.at("compute_s"), j.at("comm_s")};
+  r = {j.at("run"),     j.at("iteration"), j.at("step"),   j.at("rank"), j.at("total_s"),
+       j.at("compute_s"), j.at("comm_s"),  j.value("graph", false)};
 }
 
 json to_json(const OpTiming& r) {

@@ -20,6 +20,10 @@ struct StepTiming {
   std::string step;  // "prefill", "decode.0", ...
   int64_t rank = 0;
   double total_s = 0, compute_s = 0, comm_s = 0;
+  // The step replayed a captured device graph: compute_s is the whole graph's device
+  // time, comm_s 0, and no op of it has an OpTiming (its ops were timed eagerly in
+  // iteration 0).
+  bool graph = false;
 };
 
 // Summed time of one op role in one layer (all micro-batches) of one step.

@@ -162,6 +162,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.backend = backend.get();
   mc.seed = job.seed;
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
+  mc.graphs = job.model_stage.graphs;
   mc.rank = group.rank();
   mc.record_instances = job.kernel_stage.enabled || !candidates.empty();
   ModelStageOutput model;

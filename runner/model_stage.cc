@@ -239,6 +239,13 @@ class ModelStage {
     model->set_trace_last_rows(!trace_all_rows_);
     // The fp32 run is the reference, not a contender: one iteration.
     const int64_t iterations = is_fp32 ? 1 : std::max<int64_t>(1, c_.iterations);
+    // Decode steps of later iterations replay graphs (ModelStageConfig::graphs), one per
+    // step, destroyed before the model.
+    const std::string eager = eager_reason(*model, is_fp32);
+    bool use_graphs = eager.empty();
+    if (!use_graphs && !is_fp32 && backend_->kind() != DeviceKind::kCpu && iterations > 1 && steps_.size() > 1)
+      note(fmt::format("{} run: decode steps stay eager: {}", run, eager));
+    std::vector<std::unique_ptr<kernels::Graph>> graphs(steps_.size());
     for (int64_t it = 0; it < iterations; ++it) {
       model->reset();
       std::string current_step;
@@ -266,6 +273,10 @@ class ModelStage {
         recorder.set_measured(measured_step(s));
         rt.set_recorder(record ? &recorder : nullptr);
         Tensor tokens = s == 0 ? prompt_ : decode_tokens(s - 1);
+        if (use_graphs && it >= 1 && s >= 1) {
+          if (graph_step(rt, *model, graphs[s], sp, tokens, run, it)) continue;
+          use_graphs = false;  // the capture failed: this step and the rest run eagerly
+        }
         sink.begin(run, it, sp.name, c_.rank);
         const auto t0 = std::chrono::steady_clock::now();
         Tensor result = model->step(tokens, sp.q_len, sp.q_start);
@@ -283,6 +294,56 @@ class ModelStage {
       for (auto& [k, e] : errors_)
         if (std::get<0>(k) == run) out_.layers.push_back(e);
     }
+  }
+
+  // Why the decode steps of a run stay eager after iteration 0 ("": they replay graphs).
+  std::string eager_reason(const Model& model, bool is_fp32) const {
+    auto several = [](const collectives::Communicator* c) { return c != nullptr && c->size() > 1; };
+    if (!c_.graphs) return "graphs are off (model_stage.graphs: false)";
+    if (is_fp32 || c_.iterations < 2 || steps_.size() < 2) return "no later iteration has a decode step";
+    if (backend_->kind() == DeviceKind::kCpu) return "the cpu backend has no graphs";
+    if (c_.selected || c_.select)
+      return "candidates take part in this job; they run in sandboxed workers, outside any graph, so every run is "
+             "timed eagerly alike";
+    if (several(c_.comms.tp) || several(c_.comms.pp))
+      return "the model spans several ranks, whose captures would have to agree (not built yet)";
+    if (!model.splits_step()) return fmt::format("model family '{}' does not split its step", a_.model_family);
+    return "";
+  }
+
+  // One decode step of a later iteration as a graph: prepare() stages its inputs, the
+  // step's forward() is captured on first use and replayed; the step's time is the
+  // staging plus the replay and result(), its compute time the replay's device time.
+  // False (nothing recorded) when the capture failed: the caller runs the step eagerly.
+  bool graph_step(Runtime& rt, Model& model, std::unique_ptr<kernels::Graph>& graph, const ModelStep& sp,
+                  const Tensor& tokens, const std::string& run, int64_t it) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    model.prepare(tokens, sp.q_len, sp.q_start);
+    const double staged = std::chrono::duration<double>(clock::now() - t0).count();
+    if (!graph) {
+      rt.set_timed(false);
+      try {
+        graph = backend_->capture([&] { model.forward(); });
+      } catch (const Error& e) {
+        rt.set_timed(true);
+        if (e.kind() != ErrorKind::kUnsupported) throw;
+        note(fmt::format("{} run: {} stays eager, and so do the steps after it: {}", run, sp.name, e.what()));
+        return false;
+      }
+      rt.set_timed(true);
+      if (!graph) return false;
+      if (&sp == &steps_[1]) note(fmt::format("{} run: decode steps captured as graphs, one a step", run));
+    }
+    if (!graph_timer_) graph_timer_ = backend_->timer();
+    const auto t1 = clock::now();
+    graph_timer_->start();
+    graph->replay();
+    graph_timer_->stop();
+    model.result();
+    const double total = staged + std::chrono::duration<double>(clock::now() - t1).count();
+    out_.steps.push_back({run, it, sp.name, c_.rank, total, graph_timer_->seconds(), 0, true});
+    return true;
   }
 
   // Tokens fed at decode step j: the fp32 run's greedy choice after step j.
@@ -354,6 +415,7 @@ class ModelStage {
   const spec::Workload& w_;
   Placement pl_;
   bool trace_all_rows_ = true;
+  std::unique_ptr<kernels::Timer> graph_timer_;
   const ModelFamily& family_;
   const ModelOutput output_;
   std::vector<ModelStep> steps_;

@@ -9,7 +9,8 @@
 // relative L2 error of the residual stream against the fp32 and baseline runs, top-1
 // agreement and KL divergence of the logits, and the time of every op, layer and step
 // split into compute and communication, for `iterations` repetitions (iteration 0
-// also provides the precision trace).
+// also provides the precision trace; later ones may replay decode steps as device
+// graphs, ModelStageConfig::graphs).
 #pragma once
 
 #include "core/spec/architecture.h"
@@ -49,6 +50,15 @@ struct ModelStageConfig {
   // (the candidate stage checks them first). Collective; nullopt: no selected run.
   std::function<std::optional<ImplSet>(const std::vector<InstanceRecord>&)> select;
   bool record_instances = true;    // collect the op instances for the kernel stage
+  // Decode steps after iteration 0 as device graphs: each step is captured once
+  // (Backend::capture of Model::forward) and replayed in every later iteration, its
+  // time the graph's. Only where the backend has graphs, the family splits its step
+  // (Model::splits_step), the rank's model has no multi-rank group (every rank would
+  // have to agree on its captures: the multi-GPU issue) and no candidate can take part
+  // (config.selected or config.select: candidates run in sandboxed workers, outside
+  // any graph, so that baseline and selected runs are timed alike, eagerly). A capture
+  // that fails leaves the rest of the stage eager, with a note naming why.
+  bool graphs = true;
   bool run_fp32 = true;
 };
 

@@ -102,6 +102,17 @@ Tensor Runtime::upload(const Tensor& host) const {
   return t;
 }
 
+void Runtime::stage(Tensor& buffer, const Tensor& host) const {
+  if (on_host()) {
+    buffer = host;
+    return;
+  }
+  if (!buffer.defined() || buffer.dtype() != host.dtype() || buffer.shape() != host.shape() ||
+      buffer.device() != backend_.device())
+    buffer = backend_.empty(host.dtype(), host.shape());
+  if (!shapes_only_) backend_.upload(buffer, host);
+}
+
 Tensor Runtime::host_f32(const Tensor& t) const {
   if (t.device().kind == DeviceKind::kCpu) return t.to_dtype(DType::kF32);
   const Tensor host = backend_.to_host(t);
@@ -153,9 +164,9 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     progress_tick();
     return;
   }
-  kernels::Timer& timer = next_timer();
+  kernels::Timer* timer = timed_ ? &next_timer() : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  timer.start();
+  if (timer != nullptr) timer->start();
   try {
     impl->run(call);
   } catch (const Error& e) {
@@ -164,12 +175,20 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
     impls_.baseline(op).run(call);
   }
   seam_stretch(t0);  // test seam (test_seams.h)
-  timer.stop();
-  record(op, role, EventKind::kCompute, timer, def.bytes ? def.bytes(call) : 0);
+  if (timer == nullptr) {
+    progress_tick();
+    return;
+  }
+  timer->stop();
+  record(op, role, EventKind::kCompute, *timer, def.bytes ? def.bytes(call) : 0);
 }
 
 void Runtime::all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
+  if (!timed_) {
+    comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
+    return;
+  }
   kernels::Timer& timer = next_timer();
   timer.start();
   comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
@@ -184,6 +203,10 @@ void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const
     if (out.data() != t.data()) backend_.copy(out.reshape({out.numel()}).slice(0, 0, t.numel()), t);
     return;
   }
+  if (!timed_) {
+    comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype());
+    return;
+  }
   kernels::Timer& timer = next_timer();
   timer.start();
   comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype());
@@ -193,6 +216,10 @@ void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const
 
 void Runtime::send(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
+  if (!timed_) {
+    comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
+    return;
+  }
   kernels::Timer& timer = next_timer();
   timer.start();
   comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
@@ -202,6 +229,10 @@ void Runtime::send(collectives::Communicator* comm, const Tensor& t, int peer, i
 
 void Runtime::recv(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
+  if (!timed_) {
+    comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
+    return;
+  }
   kernels::Timer& timer = next_timer();
   timer.start();
   comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
@@ -211,6 +242,10 @@ void Runtime::recv(collectives::Communicator* comm, const Tensor& t, int peer, i
 
 void Runtime::broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
+  if (!timed_) {
+    comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);
+    return;
+  }
   kernels::Timer& timer = next_timer();
   timer.start();
   comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);

@@ -94,6 +94,9 @@ class Runtime {
   // the same calls). The op instances of a model too large to compute here then cost
   // only their bookkeeping; nothing is timed or reported to the sink.
   void set_shapes_only(bool shapes_only) { shapes_only_ = shapes_only; }
+  // Untimed: ops and collectives run as usual but enqueue no timer marks and report
+  // nothing to the sink (the work being captured as a graph, which is timed whole).
+  void set_timed(bool timed) { timed_ = timed; }
   const ImplSet& impls() const { return impls_; }
   int64_t fallbacks() const { return fallbacks_; }
   kernels::Backend& backend() const { return backend_; }
@@ -107,6 +110,10 @@ class Runtime {
   void zero(Tensor& t) const;
   // A host tensor on the backend (on the CPU: `host` itself, not copied).
   Tensor upload(const Tensor& host) const;
+  // `host` into `buffer` on the backend, reusing `buffer` when it already has host's
+  // dtype and shape there, so that work captured once (Model::forward) reads what each
+  // later call wrote. On the CPU `buffer` becomes `host` itself.
+  void stage(Tensor& buffer, const Tensor& host) const;
   // A contiguous fp32 host copy of `t` (waits for the backend).
   Tensor host_f32(const Tensor& t) const;
   // dst <- src (Backend::copy_rows: matrices with contiguous rows at any row stride).
@@ -146,6 +153,7 @@ class Runtime {
   int64_t layer_ = -1;
   int64_t fallbacks_ = 0;
   bool shapes_only_ = false;
+  bool timed_ = true;
 };
 
 }  // namespace fk::runner

@@ -35,6 +35,20 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))):
                 if decode:
                     parts.append(f"decode median {1e3 * statistics.median(decode):.3f} ms (over {len(decode)})")
                 print(f"  model {run:<8}: " + ", ".join(parts))
+                # Per iteration (the first one traces every layer): the step's wall time
+                # against the sum of its timed device calls; the rest is host time.
+                for it in sorted({r["iteration"] for r in mine}):
+                    for kind in ("prefill", "decode"):
+                        rows = [r for r in mine if r["iteration"] == it and r["step"].startswith(kind)]
+                        if not rows:
+                            continue
+                        total = statistics.median(r["total_s"] for r in rows)
+                        compute = statistics.median(r["compute_s"] for r in rows)
+                        comm = statistics.median(r["comm_s"] for r in rows)
+                        graphs = sum(1 for r in rows if r.get("graph", False))
+                        print(f"    iteration {it} {kind:<7}{' graph' if graphs else ' eager'}: wall {1e3 * total:9.3f} ms, device "
+                              f"{1e3 * compute:9.3f} ms compute + {1e3 * comm:.3f} ms comm, host "
+                              f"{1e3 * (total - compute - comm):9.3f} ms (medians over {len(rows)})")
         if "model_stage/layers" in f:
             t = f["model_stage/layers"][()]
             rows = [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(t.dtype.names, row)} for row in t]

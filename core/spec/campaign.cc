@@ -101,6 +101,7 @@ void read_stages(MapReader& r, Campaign& c) {
     MapReader s(r.ctx(), ms, "model_stage");
     s.boolean("enabled", c.model_stage.enabled, Need::kOptional);
     s.integer("iterations", c.model_stage.iterations, Need::kOptional, limits::kModelIterations);
+    s.boolean("graphs", c.model_stage.graphs, Need::kOptional);
     s.finish();
   }
 }

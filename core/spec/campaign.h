@@ -45,6 +45,9 @@ bool sanitizer_tool_known(const std::string& tool);
 struct ModelStageSpec {
   bool enabled = true;
   int64_t iterations = 3;  // timed repetitions of prefill + decode
+  // After the first iteration, decode steps run as captured device graphs where the
+  // backend, the model family and the job allow it (runner/model_stage.h); false: eager.
+  bool graphs = true;
 };
 
 struct SlurmSpec {

@@ -335,11 +335,19 @@ KernelStageSpec kernel_stage_from_json(const Json& j, const std::string& path) {
   return k;
 }
 
-Json to_json(const ModelStageSpec& m) { return Json{{"enabled", m.enabled}, {"iterations", m.iterations}}; }
+Json to_json(const ModelStageSpec& m) {
+  Json j{{"enabled", m.enabled}, {"iterations", m.iterations}};
+  // Written only when off, so that a job's id (a hash of this form) is what it was
+  // before the field existed.
+  if (!m.graphs) j["graphs"] = false;
+  return j;
+}
 
 ModelStageSpec model_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
-  return ModelStageSpec{in.at("enabled").boolean(), in.at("iterations").i64(limits::kModelIterations)};
+  ModelStageSpec m{in.at("enabled").boolean(), in.at("iterations").i64(limits::kModelIterations)};
+  if (in.has("graphs")) m.graphs = in.at("graphs").boolean();  // job files before it: the default
+  return m;
 }
 
 }  // namespace fk::spec

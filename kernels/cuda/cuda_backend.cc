@@ -49,19 +49,79 @@ size_t block_size(size_t bytes) {
   return (bytes + kLargeStep - 1) / kLargeStep * kLargeStep;
 }
 
+// The memory of one captured graph (CachingAllocator::begin_capture): blocks its work
+// allocated, of which the free ones are reused only inside the same capture, and blocks
+// made before the capture that were freed during it (the graph may still use them).
+// All go back to the cache when the graph is destroyed.
+struct GraphPool {
+  int device = 0;
+  std::map<size_t, std::vector<void*>> free;  // by block size
+  std::vector<std::pair<size_t, void*>> held;
+};
+
 class CachingAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes, Device device) override {
     const size_t size = block_size(bytes);
+    GraphPool* pool = capturing_ != nullptr && capturing_->device == device.index ? capturing_ : nullptr;
     {
       std::lock_guard lock(mu_);
-      auto& list = free_[{device.index, size}];
+      auto& list = pool != nullptr ? pool->free[size] : free_[{device.index, size}];
       if (!list.empty()) {
         void* p = list.back();
         list.pop_back();
         return p;
       }
     }
+    void* p = fresh(size, device);
+    if (p != nullptr && pool != nullptr) {
+      std::lock_guard lock(mu_);
+      owner_[p] = pool;
+    }
+    return p;
+  }
+  void deallocate(void* ptr, size_t bytes, Device device) override {
+    const size_t size = block_size(bytes);
+    std::lock_guard lock(mu_);
+    if (auto it = owner_.find(ptr); it != owner_.end()) {
+      it->second->free[size].push_back(ptr);
+    } else if (capturing_ != nullptr && capturing_->device == device.index) {
+      capturing_->held.emplace_back(size, ptr);
+    } else {
+      free_[{device.index, size}].push_back(ptr);
+    }
+  }
+  // While a capture runs on the calling thread, its allocations come from `pool`.
+  void begin_capture(GraphPool* pool) { capturing_ = pool; }
+  void end_capture() { capturing_ = nullptr; }
+  // The pool's blocks back to the cache: free and held ones now, those still in use
+  // when their tensors go.
+  void release_pool(GraphPool& pool) {
+    std::lock_guard lock(mu_);
+    for (auto& [size, list] : pool.free)
+      for (void* p : list) free_[{pool.device, size}].push_back(p);
+    for (const auto& [size, p] : pool.held) free_[{pool.device, size}].push_back(p);
+    pool.free.clear();
+    pool.held.clear();
+    for (auto it = owner_.begin(); it != owner_.end();) it = it->second == &pool ? owner_.erase(it) : std::next(it);
+  }
+  // cudaFree of every cached block of `device` (the current device must be it); blocks
+  // of a live graph's pool stay.
+  void release_cached(int device) {
+    std::lock_guard lock(mu_);
+    release_cached_locked(device);
+  }
+
+ private:
+  void release_cached_locked(int device) {
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->first.first == device) {
+        for (void* p : it->second) cudaFree(p);
+        it->second.clear();
+      }
+  }
+  // A new block from cudaMalloc; on running out, the cache is given back first.
+  void* fresh(size_t size, Device device) {
     int previous = -1;
     if (cudaGetDevice(&previous) != cudaSuccess) return nullptr;
     if (previous != device.index && cudaSetDevice(device.index) != cudaSuccess) return nullptr;
@@ -79,24 +139,14 @@ class CachingAllocator final : public Allocator {
     if (previous != device.index) cudaSetDevice(previous);
     return p;
   }
-  void deallocate(void* ptr, size_t bytes, Device device) override {
-    std::lock_guard lock(mu_);
-    free_[{device.index, block_size(bytes)}].push_back(ptr);
-  }
-  // cudaFree of every cached block of `device` (the current device must be it).
-  void release_cached(int device) {
-    std::lock_guard lock(mu_);
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->first.first == device) {
-        for (void* p : it->second) cudaFree(p);
-        it->second.clear();
-      }
-  }
 
- private:
   std::mutex mu_;
   std::map<std::pair<int, size_t>, std::vector<void*>> free_;
+  std::map<void*, GraphPool*> owner_;          // blocks of live graph pools
+  static thread_local GraphPool* capturing_;   // the pool of this thread's capture
 };
+
+thread_local GraphPool* CachingAllocator::capturing_ = nullptr;
 
 CachingAllocator& caching_allocator() {
   static CachingAllocator* a = [] {
@@ -132,6 +182,32 @@ class EventTimer final : public kernels::Timer {
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
+
+class CudaGraph final : public kernels::Graph {
+ public:
+  CudaGraph(int device, cudaStream_t stream, cudaGraphExec_t exec, std::unique_ptr<GraphPool> pool)
+      : device_(device), stream_(stream), exec_(exec), pool_(std::move(pool)) {}
+  ~CudaGraph() override {
+    DeviceScope scope(device_);
+    cudaStreamSynchronize(stream_);  // replays in flight use the pool
+    cudaGraphExecDestroy(exec_);
+    caching_allocator().release_pool(*pool_);
+  }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  void replay() override {
+    DeviceScope scope(device_);
+    FK_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  }
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  cudaGraphExec_t exec_;
+  std::unique_ptr<GraphPool> pool_;
+};
+
+std::string cuda_error_text(cudaError_t e) { return fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
 void require_device(const Tensor& t, int device, const char* what) {
   if (!t.defined() || t.device() != Device::cuda(device) || !t.is_contiguous())
@@ -285,6 +361,37 @@ class CudaBackend final : public kernels::Backend {
   std::unique_ptr<kernels::Timer> timer() override {
     activate();
     return std::make_unique<EventTimer>(stream_);
+  }
+  std::unique_ptr<kernels::Graph> capture(const std::function<void()>& work) override {
+    activate();
+    auto pool = std::make_unique<GraphPool>();
+    pool->device = device_;
+    // Relaxed: the work may make its first cudaMalloc (a new block, a library's
+    // workspace) while it is recorded; a wait or a pageable copy still ends the capture.
+    FK_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    caching_allocator().begin_capture(pool.get());
+    std::string why;
+    try {
+      work();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    caching_allocator().end_capture();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    if (why.empty() && ended != cudaSuccess) why = "ending the capture: " + cuda_error_text(ended);
+    cudaGraphExec_t exec = nullptr;
+    if (why.empty()) {
+      if (const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0); e != cudaSuccess)
+        why = "instantiating the graph: " + cuda_error_text(e);
+    }
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    if (!why.empty()) {
+      cudaGetLastError();  // capture errors are not sticky
+      caching_allocator().release_pool(*pool);
+      fail(ErrorKind::kUnsupported, "cuda:{}: the work cannot be captured as a CUDA graph: {}", device_, why);
+    }
+    return std::make_unique<CudaGraph>(device_, stream_, exec, std::move(pool));
   }
   void flush_cache() override {
     activate();

@@ -6,6 +6,12 @@
 
 namespace fk::runner {
 
+void Model::prepare(const Tensor&, int64_t, int64_t) {
+  fail(ErrorKind::kInternal, "this model does not split its step (Model::splits_step)");
+}
+void Model::forward() { fail(ErrorKind::kInternal, "this model does not split its step (Model::splits_step)"); }
+Tensor Model::result() { fail(ErrorKind::kInternal, "this model does not split its step (Model::splits_step)"); }
+
 ModelFamilyRegistry& ModelFamilyRegistry::global() {
   static ModelFamilyRegistry r;
   return r;

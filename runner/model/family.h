@@ -53,6 +53,21 @@ class Model {
   // sequence's last position, or features [batch_size * q_len, width]; an undefined
   // tensor on other stages.
   virtual Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) = 0;
+
+  // Steps as CUDA graphs (optional). A family whose model splits its step says so here;
+  // step() is then prepare(), forward(), result():
+  //   prepare  writes the step's inputs (token ids, positions) into buffers the model
+  //            keeps (Runtime::stage), the same buffers for every step of one shape;
+  //   forward  only enqueues device work: no copy to or from the host, no wait, and
+  //            every tensor it reads that outlives it is one the model keeps (weights,
+  //            caches, prepare's buffers), so that the model stage can capture it once
+  //            per step (Backend::capture) and replay it after each later prepare();
+  //   result   waits and returns what step() returns.
+  // Families that do not split keep these defaults, and their steps run eagerly.
+  virtual bool splits_step() const { return false; }
+  virtual void prepare(const Tensor& tokens, int64_t q_len, int64_t q_start);
+  virtual void forward();
+  virtual Tensor result();
 };
 
 // What a family builds a model from. The references outlive the model; `weights` were

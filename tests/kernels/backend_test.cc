@@ -179,6 +179,63 @@ TEST(BackendContract, CapabilityQueryRefusesWhatTheBaselineCannotRun) {
   }
 }
 
+// Graphs (Backend::capture): the CPU has none; on a device a capture runs nothing, each
+// replay runs the recorded work on the tensors it captured, and the capture's scratch
+// stays its own, so a tensor made after the capture is never written by a replay.
+TEST(BackendContract, CapturedWorkRunsOnlyWhenReplayedAndKeepsItsScratch) {
+  Backend& b = test_backend();
+  const Tensor out = b.empty(DType::kF32, {4096});
+  b.fill(out, 1.0);
+  auto graph = b.capture([&] {
+    const Tensor scratch = b.empty(DType::kF32, {4096});  // freed inside the capture
+    b.fill(scratch, 7.0);
+    b.copy(out, scratch);
+  });
+  if (b.kind() == DeviceKind::kCpu) {
+    EXPECT_EQ(graph, nullptr);
+    return;
+  }
+  ASSERT_NE(graph, nullptr);
+  EXPECT_EQ(b.to_host(out).data_as<float>()[0], 1.0f) << "capturing ran the work";
+  const Tensor later = b.empty(DType::kF32, {4096});  // the size of the capture's scratch
+  b.fill(later, 3.0);
+  graph->replay();
+  graph->replay();
+  const Tensor o = b.to_host(out), l = b.to_host(later);
+  for (int64_t i = 0; i < 4096; ++i) {
+    ASSERT_EQ(o.data_as<float>()[i], 7.0f) << i;
+    ASSERT_EQ(l.data_as<float>()[i], 3.0f) << i << ": a replay wrote a tensor made after its capture";
+  }
+}
+
+TEST(BackendContract, WorkThatWaitsCannotBeCapturedAndSaysSo) {
+  Backend& b = test_backend();
+  const Tensor t = b.empty(DType::kF32, {256});
+  if (b.kind() == DeviceKind::kCpu) {  // no graphs: nothing is captured, nothing fails
+    EXPECT_EQ(b.capture([&] { b.synchronize(); }), nullptr);
+    return;
+  }
+  try {
+    b.capture([&] {
+      b.fill(t, 2.0);
+      b.synchronize();
+    });
+    FAIL() << "a capture that waits for the stream must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("cannot be captured"), std::string::npos) << e.what();
+  }
+  b.fill(t, 5.0);  // the backend stays usable
+  EXPECT_EQ(b.to_host(t).data_as<float>()[255], 5.0f);
+  try {
+    b.capture([&] { b.to_host(t); });
+    FAIL() << "a capture that copies to pageable host memory must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported) << e.what();
+  }
+  EXPECT_EQ(b.to_host(t).data_as<float>()[0], 5.0f);
+}
+
 TEST(BackendContract, StateIsReportedOrSaysSo) {
   Backend& b = test_backend();
   const DeviceState s = b.state();

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 namespace fk::runner {
@@ -100,6 +101,93 @@ TEST_P(CudaModelStage, WeightsMadeOnTheDeviceAreTheHostsBits) {
                                         GetParam() + " tp rank " + std::to_string(pl.tp_rank) + " " + std::string(dtype_name(dt)));
     }
   }
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+// A step captured as a graph (Model::prepare / forward / result, Backend::capture) and
+// replayed gives the eager step's output bit for bit, again after a reset and a fresh
+// prefill (the graph reads the caches and the staged inputs it captured, not copies).
+// Decoders replay a decode step; encoders, which have none, their one step.
+TEST_P(CudaModelStage, ReplayedStepsAreTheEagerStepsBits) {
+  if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
+    FAIL() << "this gpu test needs a CUDA device: " << why;
+  const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
+  const spec::Architecture a = tiny(GetParam());
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 3;
+  w.seq_len = 12;
+  w.decode_steps = 2;
+  const Placement pl;
+  const ModelFamily& family = model_family_of(a);
+  const RandomWeights source(5);
+  const std::unique_ptr<Weights> weights = family.load_weights(a, pl, source, DType::kBF16, *cuda);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCuda), *cuda);
+  const std::unique_ptr<Model> model = build_model({a, w, pl, {}, *weights, rt});
+  ASSERT_TRUE(model->splits_step());
+  const Tensor prompt = model_stage_prompt(a, w, pl, 9);
+  Tensor next = Tensor::empty(DType::kI64, {w.batch, 1});
+  for (int64_t i = 0; i < w.batch; ++i) next.data_as<int64_t>()[i] = (7 * i + 3) % a.vocab_size;
+  const bool decoder = a.attention.causal;
+  // The step under test, after its prefill (decoders), run eagerly or replayed.
+  auto before = [&] {
+    model->reset();
+    if (decoder) model->step(prompt, w.seq_len, 0);
+  };
+  auto prepare = [&] { decoder ? model->prepare(next, 1, w.seq_len) : model->prepare(prompt, w.seq_len, 0); };
+  before();
+  const Tensor eager = decoder ? model->step(next, 1, w.seq_len) : model->step(prompt, w.seq_len, 0);
+  before();
+  prepare();
+  rt.set_timed(false);
+  const std::unique_ptr<kernels::Graph> graph = cuda->capture([&] { model->forward(); });
+  rt.set_timed(true);
+  ASSERT_NE(graph, nullptr);
+  graph->replay();
+  const Tensor first = model->result();
+  EXPECT_TRUE(same_bytes(first, eager)) << "rel L2 " << rel_l2(first, eager);
+  before();
+  prepare();
+  graph->replay();
+  const Tensor again = model->result();
+  EXPECT_TRUE(same_bytes(again, eager)) << "rel L2 " << rel_l2(again, eager);
+}
+
+// The model stage replays decode steps as graphs after iteration 0 (baseline run only:
+// the fp32 reference runs once), with the step's device time; graphs: false keeps them
+// eager. Iteration 0 (the traced one) and every prefill stay eager.
+TEST_P(CudaModelStage, LaterIterationsReplayDecodeGraphs) {
+  if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
+    FAIL() << "this gpu test needs a CUDA device: " << why;
+  const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
+  ModelStageConfig c;
+  c.arch = tiny(GetParam());
+  c.workload.name = "w";
+  c.workload.batch = 2;
+  c.workload.seq_len = 8;
+  c.workload.decode_steps = c.arch.attention.causal ? 3 : 0;
+  c.seed = 3;
+  c.iterations = 3;
+  c.backend = cuda.get();
+  const ModelStageOutput out = model_stage_run(c);
+  int64_t replayed = 0;
+  for (const auto& s : out.steps) {
+    const bool decode = s.step.rfind("decode", 0) == 0;
+    EXPECT_EQ(s.graph, s.run == "baseline" && s.iteration >= 1 && decode) << s.run << " " << s.iteration << " " << s.step;
+    if (!s.graph) continue;
+    ++replayed;
+    EXPECT_GT(s.compute_s, 0) << s.step;
+    EXPECT_GE(s.total_s, s.compute_s * 0.5) << s.step;
+    EXPECT_EQ(s.comm_s, 0) << s.step;
+  }
+  EXPECT_EQ(replayed, c.arch.attention.causal ? 2 * 3 : 0);
+  for (const auto& op : out.ops)
+    EXPECT_FALSE(op.iteration >= 1 && op.step.rfind("decode", 0) == 0) << "a replayed step has op timings: " << op.role;
+  c.graphs = false;
+  for (const auto& s : model_stage_run(c).steps) EXPECT_FALSE(s.graph) << s.step;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, CudaModelStage, ::testing::ValuesIn([] {

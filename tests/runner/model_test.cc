@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <filesystem>
 #include <numbers>
+#include <set>
+#include <tuple>
 
 namespace fk::runner {
 namespace {
@@ -214,6 +216,44 @@ TEST(ModelStage, EveryShippedArchitectureRunsItsTinyPreset) {
     ++n;
   }
   EXPECT_GE(n, 11u);
+}
+
+// Steps on the CPU stay eager (it has no graphs): every step of every iteration has op
+// timings and no step row says it replayed a graph. An untimed Runtime (what a capture
+// uses) runs the ops but reports nothing.
+TEST(ModelStage, CpuStepsStayEagerAndUntimedOpsReportNothing) {
+  ModelStageConfig c;
+  c.arch = tiny("llama-3.1-8b");
+  c.workload.name = "w";
+  c.workload.batch = 2;
+  c.workload.seq_len = 6;
+  c.workload.decode_steps = 2;
+  c.iterations = 3;
+  c.record_instances = false;
+  const ModelStageOutput out = model_stage_run(c);
+  std::set<std::tuple<std::string, int64_t, std::string>> timed;
+  for (const auto& op : out.ops) timed.insert({op.run, op.iteration, op.step});
+  for (const auto& s : out.steps) {
+    EXPECT_FALSE(s.graph) << s.run << " " << s.step;
+    EXPECT_TRUE(timed.count({s.run, s.iteration, s.step})) << s.run << " " << s.iteration << " " << s.step;
+  }
+
+  struct Count final : EventSink {
+    int events = 0;
+    void on_event(const OpEvent&) override { ++events; }
+  } sink;
+  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+  rt.set_sink(&sink);
+  const Tensor x = Tensor::zeros(DType::kF32, {2, 8});
+  rt.set_timed(false);
+  rt.run("scale", "s", kernels::OpCall{{x}, {2.0}});
+  rt.flush();
+  EXPECT_EQ(sink.events, 0);
+  rt.set_timed(true);
+  rt.run("scale", "s", kernels::OpCall{{x}, {2.0}});
+  rt.flush();
+  EXPECT_EQ(sink.events, 1);
 }
 
 std::string instance_key(const InstanceRecord& r) {

@@ -163,6 +163,18 @@ TEST_F(CampaignTest, ResolvesNamesInTheSpecsFolder) {
   EXPECT_EQ(c->executor.kind, "local");
 }
 
+// model_stage.graphs: on by default, off where the campaign says so, a boolean.
+TEST_F(CampaignTest, ModelStageGraphsAreOnUnlessTurnedOff) {
+  std::optional<spec::Campaign> c;
+  ASSERT_TRUE(parse(base(), &c).ok());
+  EXPECT_TRUE(c->model_stage.graphs);
+  const auto d = parse(base() + "model_stage: {iterations: 4, graphs: false}\n", &c);
+  ASSERT_TRUE(d.ok()) << d.to_string();
+  EXPECT_FALSE(c->model_stage.graphs);
+  EXPECT_EQ(c->model_stage.iterations, 4);
+  EXPECT_TRUE(has_error(parse(base() + "model_stage: {graphs: sometimes}\n"), "model_stage.graphs", ""));
+}
+
 TEST_F(CampaignTest, Rules) {
   struct R { std::string from, to, field, msg; };
   for (const R& r : std::vector<R>{

@@ -52,7 +52,7 @@ TEST(Job, IdDependsOnContentOnly) {
            [](spec::Job& j) { j.seed = 8; }, [](spec::Job& j) { j.layout.tp = 1; },
            [](spec::Job& j) { j.workload.batch = 3; }, [](spec::Job& j) { j.arch.norm.eps = 1e-6; },
            [](spec::Job& j) { j.repetition = 1; }, [](spec::Job& j) { j.candidates.ops["rms_norm"] = "/x"; },
-           [](spec::Job& j) { j.kernel_stage.iterations = 99; }}) {
+           [](spec::Job& j) { j.kernel_stage.iterations = 99; }, [](spec::Job& j) { j.model_stage.graphs = false; }}) {
     spec::Job c = a;
     mutate(c);
     EXPECT_NE(spec::job_compute_id(c), a.id);
@@ -69,6 +69,20 @@ TEST(Job, JobFileRoundTrips) {
   EXPECT_EQ(g.jobs[0].id, f.jobs[0].id);
   EXPECT_EQ(spec::to_json(g.jobs[0].arch), spec::to_json(f.jobs[0].arch));
   EXPECT_EQ(spec::job_to_json(g.jobs[0]), spec::job_to_json(f.jobs[0]));
+}
+
+// model_stage.graphs travels in the job file when off; on (the default) it is not
+// written, so job files and ids from before the field read and match as before.
+TEST(Job, ModelStageGraphsRoundTripAndDefaultToOn) {
+  const spec::Job on = sample_job();
+  const spec::Json js = spec::job_to_json(on);
+  EXPECT_FALSE(js.at("model_stage").contains("graphs"));
+  EXPECT_TRUE(spec::job_from_json(js, "job").model_stage.graphs);
+  spec::Job off = on;
+  off.model_stage.graphs = false;
+  off.id = spec::job_compute_id(off);
+  EXPECT_NE(off.id, on.id);
+  EXPECT_FALSE(spec::job_from_json(spec::job_to_json(off), "job").model_stage.graphs);
 }
 
 TEST(Job, BadJobFilesNameTheProblem) {

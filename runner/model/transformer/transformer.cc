@@ -110,16 +110,15 @@ Tensor Transformer::linear(const Tensor& x, const Tensor& w, const Tensor& b, co
   return out;
 }
 
-Tensor Transformer::positions(int64_t seqs, int64_t q_len, int64_t q_start) const {
+Tensor Transformer::host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const {
   Tensor p = Tensor::empty(DType::kI64, {seqs * q_len});
   for (int64_t s = 0; s < seqs; ++s)
     for (int64_t i = 0; i < q_len; ++i) p.data_as<int64_t>()[s * q_len + i] = q_start + i;
-  return rt_.upload(p);
+  return p;
 }
 
-Transformer::Stream Transformer::embed(const Tensor& tokens, int64_t q_len, int64_t q_start) {
-  const int64_t rows = tokens.numel(), h = a_.hidden_size;
-  Tensor ids = rt_.upload(tokens.reshape({rows}));
+Transformer::Stream Transformer::embed(const Tensor& ids) {
+  const int64_t rows = ids.numel(), h = a_.hidden_size;
   Tensor x = rt_.empty(dtype_, {rows, h});
   rt_.run("embedding", "embed", call({x, ids, weights_.embed}, {static_cast<double>(pl_.vocab_begin(a_)),
                                                                    static_cast<double>(a_.vocab_size)}));
@@ -132,7 +131,7 @@ Transformer::Stream Transformer::embed(const Tensor& tokens, int64_t q_len, int6
   }
   if (weights_.pos_embed.defined()) {
     Tensor p = rt_.empty(dtype_, {rows, h});
-    rt_.run("embedding", "embed.positions", call({p, positions(rows / q_len, q_len, q_start), weights_.pos_embed},
+    rt_.run("embedding", "embed.positions", call({p, positions_, weights_.pos_embed},
                                                  {0.0, static_cast<double>(a_.max_position_embeddings)}));
     rt_.run("add", "embed.add_positions", call({x, x, p}));
   }
@@ -168,7 +167,7 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
   const spec::LayerType type = a_.layer_type(w.index);
   if (a_.position.kind == spec::PositionKind::kRope) {
     rt_.run("rotary_embedding", "attn.rotary",
-            call({positions(seqs, q_len, q_start), q, k, rope_.at(type)},
+            call({positions_, q, k, rope_.at(type)},
                  {static_cast<double>(d), a_.position.rope_style == spec::RopeStyle::kNeox ? 1.0 : 0.0}));
   }
   Tensor kc = k_cache_[static_cast<size_t>(local)].slice(0, seq_begin, seqs);
@@ -275,7 +274,8 @@ Tensor Transformer::traced_rows(const Tensor& t, int64_t q_len) const {
   return last;
 }
 
-Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len) {
+void Transformer::head(Stream& s, const MicroBatch& mb) {
+  const int64_t q_len = q_len_;
   Tensor x = s.h;
   if (weights_.final_norm_w.defined()) {
     if (s.residual.defined()) {
@@ -287,29 +287,31 @@ Tensor Transformer::head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_l
     rt_.run("add", "final.residual", call({x, x, s.residual}));
   }
   if (hook_ && weights_.final_norm_w.defined())
-    hook_(a_.num_hidden_layers, seq_begin, rt_.host_f32(traced_rows(x, q_len)));
-  if (a_.head.kind == spec::HeadKind::kNone) return rt_.host_f32(x);
+    hook_(a_.num_hidden_layers, mb.seq_begin, rt_.host_f32(traced_rows(x, q_len)));
+  if (a_.head.kind == spec::HeadKind::kNone) {
+    rt_.copy_rows(mb.out, x);
+    return;
+  }
   // Logits of each sequence's last position only (vLLM prunes before the LM head),
   // unless every position's are asked for.
   Tensor last = x;
   if (!all_logits_) {
     const int64_t h = a_.hidden_size;
-    last = rt_.empty(dtype_, {seqs, h});
-    rt_.copy_rows(last, x.reshape({seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
+    last = rt_.empty(dtype_, {mb.seqs, h});
+    rt_.copy_rows(last, x.reshape({mb.seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
   }
-  seqs = last.size(0);
+  const int64_t seqs = last.size(0);
   Tensor local = linear(last, weights_.lm_head, Tensor(), "lm_head");
   const int64_t block = pl_.vocab_block(a_);
   Tensor gathered = rt_.empty(dtype_, {pl_.tp, seqs, block});
   rt_.all_gather(comms_.tp, local, gathered, "tp.logits");
-  Tensor logits = rt_.empty(dtype_, {seqs, a_.vocab_size});
+  const Tensor& logits = mb.out;  // [seqs, vocab]
   for (int64_t r = 0; r < pl_.tp; ++r) {  // rank r's block holds vocab rows [r * block, ...), zero-padded
     const int64_t begin = r * block, n = std::min(block, a_.vocab_size - begin);
     if (n <= 0) continue;
     rt_.copy_rows(logits.slice(1, begin, n), gathered.slice(0, r, 1).reshape({seqs, block}).slice(1, 0, n));
   }
   if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({logits}, {*a_.head.logit_softcap}));
-  return rt_.host_f32(logits);
 }
 
 void Transformer::send_stream(const Stream& s, int64_t mb) {
@@ -330,32 +332,70 @@ Transformer::Stream Transformer::recv_stream(int64_t mb, int64_t rows) {
 }
 
 Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
+  prepare(tokens, q_len, q_start);
+  forward();
+  return result();
+}
+
+void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   const int64_t batch = pl_.batch_size(w_), m = micro_batches();
   if (q_start + q_len > max_positions_)
     fail(ErrorKind::kInternal, "step beyond the cache: {} + {} > {}", q_start, q_len, max_positions_);
-  Tensor result;
   const bool encoder = a_.head.kind == spec::HeadKind::kNone;
-  if (pl_.last_stage())
-    result = encoder       ? Tensor::empty(DType::kF32, {batch * q_len, a_.hidden_size})
-             : all_logits_ ? Tensor::empty(DType::kF32, {batch * q_len, a_.vocab_size})
-                           : Tensor::empty(DType::kF32, {batch, a_.vocab_size});
+  mbs_.resize(static_cast<size_t>(m));
   int64_t seq_begin = 0;
-  for (int64_t mb = 0; mb < m; ++mb) {
-    const int64_t seqs = batch / m + (mb < batch % m ? 1 : 0);
-    Stream s = pl_.first_stage() ? embed(copy_rows(tokens, seq_begin, seqs), q_len, q_start)
-                                 : recv_stream(mb, seqs * q_len);
-    if (hook_ && pl_.first_stage()) hook_(-1, seq_begin, rt_.host_f32(traced_rows(s.h, q_len)));
-    for (size_t i = 0; i < weights_.layers.size(); ++i)
-      layer(weights_.layers[i], static_cast<int64_t>(i), s, seq_begin, seqs, q_len, q_start);
+  for (int64_t i = 0; i < m; ++i) {
+    MicroBatch& mb = mbs_[static_cast<size_t>(i)];
+    mb.seq_begin = seq_begin;
+    mb.seqs = batch / m + (i < batch % m ? 1 : 0);
+    const int64_t rows = mb.seqs * q_len;
+    if (pl_.first_stage()) rt_.stage(mb.ids, copy_rows(tokens, seq_begin, mb.seqs).reshape({rows}));
+    rt_.stage(mb.positions, host_positions(mb.seqs, q_len, q_start));
     if (pl_.last_stage()) {
-      Tensor out = head(s, seq_begin, seqs, q_len);
-      const int64_t row0 = encoder || all_logits_ ? seq_begin * q_len : seq_begin;
-      std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * out.size(1)) * 4, out.data(),
-                  out.nbytes());
-    } else {
-      send_stream(s, mb);
+      const Shape out = encoder       ? Shape{rows, a_.hidden_size}
+                        : all_logits_ ? Shape{rows, a_.vocab_size}
+                                      : Shape{mb.seqs, a_.vocab_size};
+      if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
     }
-    seq_begin += seqs;
+    seq_begin += mb.seqs;
+  }
+  q_len_ = q_len;
+  q_start_ = q_start;
+  prepared_ = true;
+}
+
+void Transformer::forward() {
+  if (!prepared_) fail(ErrorKind::kInternal, "Transformer::forward before prepare");
+  const int64_t q_len = q_len_, q_start = q_start_;
+  for (size_t i = 0; i < mbs_.size(); ++i) {
+    const MicroBatch& mb = mbs_[i];
+    const auto m = static_cast<int64_t>(i);
+    positions_ = mb.positions;
+    Stream s = pl_.first_stage() ? embed(mb.ids) : recv_stream(m, mb.seqs * q_len);
+    if (hook_ && pl_.first_stage()) hook_(-1, mb.seq_begin, rt_.host_f32(traced_rows(s.h, q_len)));
+    for (size_t l = 0; l < weights_.layers.size(); ++l)
+      layer(weights_.layers[l], static_cast<int64_t>(l), s, mb.seq_begin, mb.seqs, q_len, q_start);
+    if (pl_.last_stage()) {
+      head(s, mb);
+    } else {
+      send_stream(s, m);
+    }
+  }
+  positions_ = Tensor();
+}
+
+Tensor Transformer::result() {
+  if (!prepared_) fail(ErrorKind::kInternal, "Transformer::result before prepare");
+  Tensor result;
+  if (pl_.last_stage()) {
+    const bool per_row = a_.head.kind == spec::HeadKind::kNone || all_logits_;
+    const int64_t batch = pl_.batch_size(w_), width = mbs_.front().out.size(1);
+    result = Tensor::empty(DType::kF32, {per_row ? batch * q_len_ : batch, width});
+    for (const MicroBatch& mb : mbs_) {
+      const Tensor out = rt_.host_f32(mb.out);
+      const int64_t row0 = per_row ? mb.seq_begin * q_len_ : mb.seq_begin;
+      std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * width) * 4, out.data(), out.nbytes());
+    }
   }
   rt_.flush();
   return result;

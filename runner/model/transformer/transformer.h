@@ -46,6 +46,13 @@ class Transformer final : public Model {
   void reset() override;
   // Runs positions [q_start, q_start + q_len) of this replica's sequences (Model::step).
   Tensor step(const Tensor& tokens, int64_t q_len, int64_t q_start) override;
+  // The split step (Model::splits_step): prepare() stages each micro-batch's token ids
+  // and positions and makes its output buffer; forward() runs every micro-batch through
+  // the stage's layers into it (collectives included: NCCL work is captured too).
+  bool splits_step() const override { return true; }
+  void prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) override;
+  void forward() override;
+  Tensor result() override;
 
   int64_t micro_batches() const;
   bool uses_residual_stream() const;
@@ -55,7 +62,14 @@ class Transformer final : public Model {
     Tensor h;
     Tensor residual;  // defined once the fused residual path has started
   };
-  Stream embed(const Tensor& tokens, int64_t q_len, int64_t q_start);
+  // One micro-batch of the step: sequences [seq_begin, seq_begin + seqs), its staged
+  // inputs (on the device) and, on the last stage, its output (logits or features in
+  // the activation dtype; result() converts to fp32).
+  struct MicroBatch {
+    int64_t seq_begin = 0, seqs = 0;
+    Tensor ids, positions, out;
+  };
+  Stream embed(const Tensor& ids);
   // One residual branch of a layer (transformer.cc, Transformer::block).
   struct Block {
     const char* role;  // "attn", "mlp": the prefix of its ops' roles
@@ -71,10 +85,10 @@ class Transformer final : public Model {
                    int64_t q_len, int64_t q_start);
   Tensor mlp(const LayerWeights& w, const Tensor& x);
   Tensor moe(const LayerWeights& w, const Tensor& x);
-  Tensor head(Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len);
+  void head(Stream& s, const MicroBatch& mb);
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
-  Tensor positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
+  Tensor host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
   void send_stream(const Stream& s, int64_t mb);
   Stream recv_stream(int64_t mb, int64_t rows);
 
@@ -88,6 +102,10 @@ class Transformer final : public Model {
   int64_t max_positions_;
   std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
   std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
+  std::vector<MicroBatch> mbs_;  // the prepared step's micro-batches
+  int64_t q_len_ = 0, q_start_ = 0;
+  bool prepared_ = false;
+  Tensor positions_;  // the running micro-batch's positions (staged once a step, not once a layer)
   LayerHook hook_;
   bool all_logits_ = false;
   bool trace_last_ = false;
