@@ -279,7 +279,14 @@ class ModelStage {
         }
         sink.begin(run, it, sp.name, c_.rank);
         const auto t0 = std::chrono::steady_clock::now();
-        Tensor result = model->step(tokens, sp.q_len, sp.q_start);
+        Tensor result;
+        if (it == 0 || !model->splits_step()) {
+          result = model->step(tokens, sp.q_len, sp.q_start);
+        } else {  // later iterations leave the outputs on the device (a server samples there)
+          model->prepare(tokens, sp.q_len, sp.q_start);
+          model->forward();
+          rt.flush();
+        }
         sink.end(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), out_);
         if (it == 0) {
           after_step(run, s, result, is_fp32);
@@ -313,7 +320,8 @@ class ModelStage {
 
   // One decode step of a later iteration as a graph: prepare() stages its inputs, the
   // step's forward() is captured on first use and replayed; the step's time is the
-  // staging plus the replay and result(), its compute time the replay's device time.
+  // staging plus the replay until the stream is done, its compute time the replay's
+  // device time.
   // False (nothing recorded) when the capture failed: the caller runs the step eagerly.
   bool graph_step(Runtime& rt, Model& model, std::unique_ptr<kernels::Graph>& graph, const ModelStep& sp,
                   const Tensor& tokens, const std::string& run, int64_t it) {
@@ -340,7 +348,7 @@ class ModelStage {
     graph_timer_->start();
     graph->replay();
     graph_timer_->stop();
-    model.result();
+    rt.flush();  // waits; the outputs stay on the device, as in an eager later iteration
     const double total = staged + std::chrono::duration<double>(clock::now() - t1).count();
     out_.steps.push_back({run, it, sp.name, c_.rank, total, graph_timer_->seconds(), 0, true});
     return true;

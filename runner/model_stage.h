@@ -10,7 +10,10 @@
 // agreement and KL divergence of the logits, and the time of every op, layer and step
 // split into compute and communication, for `iterations` repetitions (iteration 0
 // also provides the precision trace; later ones may replay decode steps as device
-// graphs, ModelStageConfig::graphs).
+// graphs, ModelStageConfig::graphs). A step's time runs from staging its inputs until
+// its device work is done; in iteration 0 it also includes bringing the outputs to the
+// host in fp32 (what the trace compares), later iterations of a family that splits its
+// step (Model::splits_step) leave them on the device, as a server that samples there.
 #pragma once
 
 #include "core/spec/architecture.h"

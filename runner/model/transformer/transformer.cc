@@ -342,10 +342,11 @@ void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) 
   if (q_start + q_len > max_positions_)
     fail(ErrorKind::kInternal, "step beyond the cache: {} + {} > {}", q_start, q_len, max_positions_);
   const bool encoder = a_.head.kind == spec::HeadKind::kNone;
-  mbs_.resize(static_cast<size_t>(m));
+  mbs_ = &staged_[q_len];
+  mbs_->resize(static_cast<size_t>(m));
   int64_t seq_begin = 0;
   for (int64_t i = 0; i < m; ++i) {
-    MicroBatch& mb = mbs_[static_cast<size_t>(i)];
+    MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
     mb.seq_begin = seq_begin;
     mb.seqs = batch / m + (i < batch % m ? 1 : 0);
     const int64_t rows = mb.seqs * q_len;
@@ -361,14 +362,13 @@ void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) 
   }
   q_len_ = q_len;
   q_start_ = q_start;
-  prepared_ = true;
 }
 
 void Transformer::forward() {
-  if (!prepared_) fail(ErrorKind::kInternal, "Transformer::forward before prepare");
+  if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Transformer::forward before prepare");
   const int64_t q_len = q_len_, q_start = q_start_;
-  for (size_t i = 0; i < mbs_.size(); ++i) {
-    const MicroBatch& mb = mbs_[i];
+  for (size_t i = 0; i < mbs_->size(); ++i) {
+    const MicroBatch& mb = (*mbs_)[i];
     const auto m = static_cast<int64_t>(i);
     positions_ = mb.positions;
     Stream s = pl_.first_stage() ? embed(mb.ids) : recv_stream(m, mb.seqs * q_len);
@@ -385,13 +385,13 @@ void Transformer::forward() {
 }
 
 Tensor Transformer::result() {
-  if (!prepared_) fail(ErrorKind::kInternal, "Transformer::result before prepare");
+  if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Transformer::result before prepare");
   Tensor result;
   if (pl_.last_stage()) {
     const bool per_row = a_.head.kind == spec::HeadKind::kNone || all_logits_;
-    const int64_t batch = pl_.batch_size(w_), width = mbs_.front().out.size(1);
+    const int64_t batch = pl_.batch_size(w_), width = mbs_->front().out.size(1);
     result = Tensor::empty(DType::kF32, {per_row ? batch * q_len_ : batch, width});
-    for (const MicroBatch& mb : mbs_) {
+    for (const MicroBatch& mb : *mbs_) {
       const Tensor out = rt_.host_f32(mb.out);
       const int64_t row0 = per_row ? mb.seq_begin * q_len_ : mb.seq_begin;
       std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * width) * 4, out.data(), out.nbytes());

@@ -102,9 +102,11 @@ class Transformer final : public Model {
   int64_t max_positions_;
   std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
   std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
-  std::vector<MicroBatch> mbs_;  // the prepared step's micro-batches
+  // Staged micro-batches by q_len, kept for the model's life: a prefill between two
+  // replays of a captured decode step must not move the buffers that step reads.
+  std::map<int64_t, std::vector<MicroBatch>> staged_;
+  std::vector<MicroBatch>* mbs_ = nullptr;  // the prepared step's
   int64_t q_len_ = 0, q_start_ = 0;
-  bool prepared_ = false;
   Tensor positions_;  // the running micro-batch's positions (staged once a step, not once a layer)
   LayerHook hook_;
   bool all_logits_ = false;
