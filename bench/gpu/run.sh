@@ -73,8 +73,10 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
     done
   done
   cat "$out/ops.txt"
-  python3 bench/gpu/ops_torch.py "$out"/ops-*.jsonl > "$out/ops-torch.txt" 2>&1
-  echo "ops_torch: exit $?"; cat "$out/ops-torch.txt" | grep -v "^\s*$" | tail -80
+  if [ "${FK_GPU_OPS_TORCH:-1}" = 1 ]; then
+    python3 bench/gpu/ops_torch.py "$out"/ops-*.jsonl > "$out/ops-torch.txt" 2>&1
+    echo "ops_torch: exit $?"; cat "$out/ops-torch.txt" | grep -v "^\s*$" | tail -80
+  fi
 fi
 # Full-size models (specs/campaigns/full-cuda.yaml: llama-3.1-8b, bf16, one GPU): the
 # campaign through fk run, device memory and use sampled every 5 s beside it.
@@ -103,6 +105,12 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
   python3 bench/gpu/job_files.py build-gpu/full-cuda > "$out/full-cuda-jobs.txt" 2>&1; cat "$out/full-cuda-jobs.txt"
   cp build-gpu/full-cuda/*.h5 build-gpu/full-cuda/logs/*.log "$out/full-cuda/" 2>/dev/null
   grep -h "fk-runner:" build-gpu/full-cuda/logs/*.log | tail -40
+fi
+# The gpt-fast-style PyTorch decode step (bench/gpu/gpt_fast.py: static KV cache, fused
+# weights, SDPA, a CUDA graph) at the batches and contexts of the full-size jobs.
+if [ "${FK_GPU_GPTFAST:-0}" = 1 ]; then
+  python3 bench/gpu/gpt_fast.py ${FK_GPU_GPTFAST_SHAPES:-1:1024 8:512 32:2048} > "$out/gpt-fast.txt" 2>&1
+  echo "gpt-fast: exit $?"; tail -8 "$out/gpt-fast.txt"
 fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
 # rms_norm baseline, the example CUDA candidate built with nvcc -O3, the cuBLASLt GEMM).

@@ -1,0 +1,163 @@
+"""The reference for FastKernels' decode step: a gpt-fast-style Llama-3.1-8B decode step
+in PyTorch on one GPU, bf16, at the published config (specs/architectures/llama-3.1-8b.yaml):
+a static KV cache, fused QKV and gate/up weights, SDPA, the whole step captured in a
+CUDA graph and replayed. Grouped-query attention runs as SDPA over [batch, kv_heads,
+group, head_dim] queries (the query heads of a KV head as its query rows; one mask row
+for all), so K and V are read once and never repeated per query head.
+
+For each BATCH:CONTEXT it times --steps decode steps at positions CONTEXT, CONTEXT + 1,
+... (a graph replay each, CUDA events) and a few eager steps, and prints the median step
+against the floor: weight bytes plus the KV bytes a step reads, over the copy bandwidth
+measured in the same run (a device-to-device copy of 2 GiB, read + write).
+Random weights and cache contents: the timing does not depend on the values.
+
+Usage: python3 bench/gpu/gpt_fast.py 1:1024 8:512 32:2048 [--steps 16]"""
+import argparse
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, INTER, VOCAB = 4096, 32, 32, 8, 128, 14336, 128256
+THETA, EPS = 500000.0, 1e-5
+
+
+def copy_bandwidth():
+    n = 1 << 30  # bf16 elements: 2 GiB
+    a = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(10):
+        s.record()
+        b.copy_(a)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    del a, b
+    return 2 * 2 * n / statistics.median(times)
+
+
+class Llama:
+    def __init__(self, batch, max_len):
+        g = torch.Generator(device="cuda").manual_seed(0)
+
+        def w(*shape):
+            return (torch.randn(*shape, device="cuda", generator=g) * 0.02).to(torch.bfloat16)
+
+        self.embed = w(VOCAB, HIDDEN)
+        self.lm_head = w(VOCAB, HIDDEN)
+        self.final_norm = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
+        self.layers = []
+        for _ in range(LAYERS):
+            self.layers.append({
+                "wqkv": w((HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN),
+                "wo": w(HIDDEN, HEADS * HEAD_DIM),
+                "w13": w(2 * INTER, HIDDEN),
+                "w2": w(HIDDEN, INTER),
+                "n1": torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16),
+                "n2": torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16),
+                "k": w(batch, KV_HEADS, max_len, HEAD_DIM),
+                "v": w(batch, KV_HEADS, max_len, HEAD_DIM),
+            })
+        inv = 1.0 / THETA ** (torch.arange(0, HEAD_DIM, 2, device="cuda", dtype=torch.float32) / HEAD_DIM)
+        ang = torch.outer(torch.arange(max_len, device="cuda", dtype=torch.float32), inv)
+        self.cos, self.sin = ang.cos(), ang.sin()
+        self.positions = torch.arange(max_len, device="cuda")
+        self.max_len = max_len
+
+    def weight_bytes(self):
+        n = self.lm_head.numel() + self.final_norm.numel()
+        for l in self.layers:
+            n += sum(l[k].numel() for k in ("wqkv", "wo", "w13", "w2", "n1", "n2"))
+        return 2 * n  # the embedding reads one row a token: left out
+
+    @staticmethod
+    def rms(x, w):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype) * w
+
+    def rope(self, x, pos):  # x [B, 1, h, D]; neox halves, as the HF Llama
+        c, s = self.cos[pos].view(1, 1, 1, -1), self.sin[pos].view(1, 1, 1, -1)
+        x1, x2 = x.float().chunk(2, dim=-1)
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
+
+    def step(self, tokens, pos):  # tokens [B, 1] int64, pos [1] int64 (device tensors)
+        b = tokens.size(0)
+        x = F.embedding(tokens, self.embed)  # [B, 1, H]
+        mask = (self.positions <= pos).view(1, 1, 1, self.max_len)
+        group = HEADS // KV_HEADS
+        for l in self.layers:
+            h = self.rms(x, l["n1"])
+            qkv = F.linear(h, l["wqkv"])
+            q, k, v = qkv.split([HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM], dim=-1)
+            q = self.rope(q.view(b, 1, HEADS, HEAD_DIM), pos)
+            k = self.rope(k.view(b, 1, KV_HEADS, HEAD_DIM), pos)
+            l["k"].index_copy_(2, pos, k.transpose(1, 2))
+            l["v"].index_copy_(2, pos, v.view(b, 1, KV_HEADS, HEAD_DIM).transpose(1, 2))
+            qg = q.view(b, KV_HEADS, group, HEAD_DIM)  # a KV head's query heads as its query rows
+            o = F.scaled_dot_product_attention(qg, l["k"], l["v"], attn_mask=mask)
+            x = x + F.linear(o.reshape(b, 1, HEADS * HEAD_DIM), l["wo"])
+            h = self.rms(x, l["n2"])
+            gate, up = F.linear(h, l["w13"]).chunk(2, dim=-1)
+            x = x + F.linear(F.silu(gate) * up, l["w2"])
+        return F.linear(self.rms(x, self.final_norm), self.lm_head)
+
+
+def time_shape(batch, ctx, steps, bw):
+    model = Llama(batch, ctx + steps)
+    tokens = torch.randint(0, VOCAB, (batch, 1), device="cuda")
+    pos = torch.tensor([ctx], device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            model.step(tokens, pos)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        logits = model.step(tokens, pos)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def timed(fn):
+        out = []
+        for i in range(steps):
+            pos.fill_(ctx + i)
+            torch.cuda.synchronize()
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            out.append(s.elapsed_time(e) / 1e3)
+        return statistics.median(out)
+
+    graph_s = timed(graph.replay)
+    with torch.no_grad():
+        eager_s = timed(lambda: model.step(tokens, pos))
+    kv_bytes = 2 * 2 * LAYERS * batch * KV_HEADS * (ctx + steps) * HEAD_DIM  # K and V, bf16, the masked length
+    floor = (model.weight_bytes() + kv_bytes) / bw
+    assert torch.isfinite(logits.float()).all()
+    print(f"gpt-fast batch {batch:>3} context {ctx:>5}: graph {1e3 * graph_s:8.3f} ms, eager {1e3 * eager_s:8.3f} ms, "
+          f"floor {1e3 * floor:7.3f} ms (weights {model.weight_bytes() / 1e9:.2f} GB + KV {kv_bytes / 1e9:.2f} GB), "
+          f"graph at {100 * floor / graph_s:5.1f}% of the floor", flush=True)
+    del model, graph, logits
+    torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("shapes", nargs="+", help="BATCH:CONTEXT")
+    ap.add_argument("--steps", type=int, default=16)
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    bw = copy_bandwidth()
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, copy bandwidth {bw / 1e9:.0f} GB/s (read + write)")
+    for shape in a.shapes:
+        batch, ctx = (int(v) for v in shape.split(":"))
+        time_shape(batch, ctx, a.steps, bw)
+
+
+if __name__ == "__main__":
+    main()
