@@ -40,8 +40,8 @@ std::vector<Case> cases() {
       add("rms_norm", {{"tokens", t}, {"hidden", h}}, {1e-6});
       add("fused_add_rms_norm", {{"tokens", t}, {"hidden", h}}, {1e-5});
     }
-  // CUDA (row.cuh): 64, 2048 and 16-bit 4096 are warp rows, 4095 (scalar packs) and fp32
-  // 4096 block rows; 8193 (scalar packs) is too long for registers: the looping kernel.
+  // CUDA: 2048 holds a 16-bit row in two packs a thread; 8193 (scalar packs) is too long
+  // for registers and takes the looping kernel.
   for (int64_t h : {2048, 8193}) {
     add("rms_norm", {{"tokens", 3}, {"hidden", h}}, {1e-6});
     add("fused_add_rms_norm", {{"tokens", 3}, {"hidden", h}}, {1e-5});

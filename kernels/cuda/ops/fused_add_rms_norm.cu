@@ -1,8 +1,8 @@
 // CUDA baseline of vLLM's fused_add_rms_norm: one block per token row, over 16-byte
 // packs when hidden and every pointer allow it, else over single elements. The sum is
 // rounded to the element type and stored in residual before it is squared (as the CPU
-// baseline). Rows of up to 8 x 1024 packs are held in registers (row.cuh: a warp a row
-// up to 512 packs, else a block a row): x and the residual are read once, the sum stays in the thread's registers until the
+// baseline). Rows of up to 8 x 1024 packs are held in registers (row.cuh's row_regs):
+// x and the residual are read once, the sum stays in the thread's registers until the
 // block has reduced. Longer rows loop, and the second pass re-reads the residual the
 // same thread wrote, so no other thread's write is needed.
 #include "kernels/cuda/ops/fused_add_rms_norm_launch.h"
@@ -42,29 +42,24 @@ __global__ void fused_add_rms_norm_kernel(T* x, T* res, const T* __restrict__ w,
   }
 }
 
-// WARP: a warp a row (row.cuh's warp rows); else a block a row (block rows).
-template <typename T, int N, int R, bool WARP>
+template <typename T, int N, int R>
 __global__ void fused_add_rms_norm_regs_kernel(T* x, T* res, const T* __restrict__ w, int64_t rows, int packs,
                                                float hidden, float eps) {
   using P = dev::Pack<T, N>;
   const P* wp = reinterpret_cast<const P*>(w);
-  const int t = WARP ? static_cast<int>(threadIdx.x & 31) : static_cast<int>(threadIdx.x);
-  const int step = WARP ? 32 : static_cast<int>(blockDim.x);
-  const int64_t first = WARP ? blockIdx.x * int64_t{dev::kWarpRowsPerBlock} + threadIdx.x / 32 : blockIdx.x;
-  const int64_t stride = WARP ? gridDim.x * int64_t{dev::kWarpRowsPerBlock} : gridDim.x;
-  for (int64_t r = first; r < rows; r += stride) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     P* xr = reinterpret_cast<P*>(x) + r * packs;
     P* rr = reinterpret_cast<P*>(res) + r * packs;
     P a[R], z[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int p = t + i * step;
+      const int p = threadIdx.x + i * blockDim.x;
       if (p < packs) a[i] = xr[p], z[i] = rr[p];
     }
     float ss = 0.f;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int p = t + i * step;
+      const int p = threadIdx.x + i * blockDim.x;
       if (p >= packs) continue;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
@@ -74,15 +69,10 @@ __global__ void fused_add_rms_norm_regs_kernel(T* x, T* res, const T* __restrict
       }
       rr[p] = z[i];
     }
-    if constexpr (WARP) {
-      ss = dev::warp_sum(ss);
-    } else {
-      ss = dev::block_sum(ss);
-    }
-    const float inv = 1.f / sqrtf(ss / hidden + eps);
+    const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int p = t + i * step;
+      const int p = threadIdx.x + i * blockDim.x;
       if (p >= packs) continue;
       const P wv = wp[p];
       P o;
@@ -105,13 +95,7 @@ cudaError_t launch_with(void* x, void* res, const void* w, int64_t rows, int64_t
       packs,
       [&](auto regs) {
         constexpr int R = decltype(regs)::value;
-        fused_add_rms_norm_regs_kernel<T, N, R, true>
-            <<<dev::warp_row_blocks(rows), 32 * dev::kWarpRowsPerBlock, 0, stream>>>(xp, rp, wp, rows, packs, hf, eps);
-        return cudaGetLastError();
-      },
-      [&](auto regs) {
-        constexpr int R = decltype(regs)::value;
-        fused_add_rms_norm_regs_kernel<T, N, R, false>
+        fused_add_rms_norm_regs_kernel<T, N, R>
             <<<dev::row_blocks(rows), dev::row_reg_threads(packs, R), 0, stream>>>(xp, rp, wp, rows, packs, hf, eps);
         return cudaGetLastError();
       },

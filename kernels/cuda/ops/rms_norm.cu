@@ -1,10 +1,10 @@
 // CUDA baseline of vLLM's rms_norm: one block per token row, over 16-byte packs when
 // hidden and every pointer allow it, else over single elements; fp32 accumulation,
-// warp-shuffle reduction. Rows of up to 8 x 1024 packs (hidden 65536 in bf16) are
-// held in registers (row.cuh): a warp a row up to 512 packs (hidden 4096 in bf16), else
-// a block a row; each thread loads its packs of x at once, the warp or block reduces,
-// and the thread writes from its registers, so x is read once. Longer rows loop, and
-// the second pass re-reads the packs the same thread read (L1/L2 hits).
+// warp-shuffle block reduction. Rows of up to 8 x 1024 packs (hidden 65536 in bf16)
+// are held in registers (row.cuh's row_regs): each thread loads its packs of x and the
+// weight at once, the block reduces, and the thread writes from its registers, so x
+// is read once. Longer rows loop, and the second pass re-reads the packs the same
+// thread read (L1/L2 hits).
 #include "kernels/cuda/ops/rms_norm_launch.h"
 #include "kernels/cuda/ops/row.cuh"
 
@@ -39,44 +39,34 @@ __global__ void rms_norm_kernel(T* __restrict__ out, const T* __restrict__ x, co
   }
 }
 
-// WARP: a warp a row (row.cuh's warp rows); else a block a row (block rows).
-template <typename T, int N, int R, bool WARP>
+template <typename T, int N, int R>
 __global__ void rms_norm_regs_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ w,
                                      int64_t rows, int packs, float hidden, float eps) {
   using P = dev::Pack<T, N>;
   const P* wp = reinterpret_cast<const P*>(w);
-  const int t = WARP ? static_cast<int>(threadIdx.x & 31) : static_cast<int>(threadIdx.x);
-  const int step = WARP ? 32 : static_cast<int>(blockDim.x);
-  const int64_t first = WARP ? blockIdx.x * int64_t{dev::kWarpRowsPerBlock} + threadIdx.x / 32 : blockIdx.x;
-  const int64_t stride = WARP ? gridDim.x * int64_t{dev::kWarpRowsPerBlock} : gridDim.x;
-  for (int64_t r = first; r < rows; r += stride) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const P* xr = reinterpret_cast<const P*>(x) + r * packs;
     P a[R];
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int p = t + i * step;
-      if (p < packs) a[i] = xr[p];
-    }
     float ss = 0.f;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      if (t + i * step >= packs) continue;
+      const int p = threadIdx.x + i * blockDim.x;
+      if (p < packs) a[i] = xr[p];
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (threadIdx.x + i * blockDim.x >= packs) continue;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         const float v = dev::to_f32(a[i].v[k]);
         ss += v * v;
       }
     }
-    if constexpr (WARP) {
-      ss = dev::warp_sum(ss);
-    } else {
-      ss = dev::block_sum(ss);
-    }
-    const float inv = 1.f / sqrtf(ss / hidden + eps);
+    const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
     P* orow = reinterpret_cast<P*>(out) + r * packs;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int p = t + i * step;
+      const int p = threadIdx.x + i * blockDim.x;
       if (p >= packs) continue;
       const P wv = wp[p];
       P o;
@@ -99,13 +89,7 @@ cudaError_t launch_with(void* out, const void* x, const void* w, int64_t rows, i
       packs,
       [&](auto regs) {
         constexpr int R = decltype(regs)::value;
-        rms_norm_regs_kernel<T, N, R, true><<<dev::warp_row_blocks(rows), 32 * dev::kWarpRowsPerBlock, 0, stream>>>(
-            o, xp, wp, rows, packs, hf, eps);
-        return cudaGetLastError();
-      },
-      [&](auto regs) {
-        constexpr int R = decltype(regs)::value;
-        rms_norm_regs_kernel<T, N, R, false><<<dev::row_blocks(rows), dev::row_reg_threads(packs, R), 0, stream>>>(
+        rms_norm_regs_kernel<T, N, R><<<dev::row_blocks(rows), dev::row_reg_threads(packs, R), 0, stream>>>(
             o, xp, wp, rows, packs, hf, eps);
         return cudaGetLastError();
       },

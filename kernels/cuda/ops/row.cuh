@@ -40,22 +40,18 @@ inline unsigned row_blocks(int64_t rows) {
   return static_cast<unsigned>(rows < 1 ? 1 : (rows > cap ? cap : rows));
 }
 
-// Rows held in registers, read from memory once, every load of a thread issued before
-// the reduction:
-//   warp rows   rows of up to 32 x 16 packs: a warp takes one row (kWarpRowsPerBlock
-//               rows a block), each lane R packs at p = lane + 32 i (i < R; coalesced
-//               per i), reduced with shuffles alone (no block barrier);
-//   block rows  longer rows of up to 1024 x 8 packs: a block of
-//               row_reg_threads(packs, 8) threads (65 to 1024) takes one row, each
-//               thread 8 packs at p = threadIdx.x + i * blockDim.x.
-// Longer rows take the looping kernels. with_row_regs() picks the form and R.
-inline constexpr int kWarpRowsPerBlock = 4;
-inline constexpr int kBlockRowRegs = 8;
+// Rows held in registers: a block of row_reg_threads(packs, R) threads takes one row,
+// each thread R packs at p = threadIdx.x + i * blockDim.x (i < R; coalesced per i),
+// all loaded before the block reduces, so a thread has R loads in flight and the row
+// is read from memory once. R is the smallest of 1, 2, 4, 8 that keeps a block at
+// kRowRegThreads threads or fewer; with_row_regs() gives 0 for rows longer than
+// 8 x 1024 packs, which take the looping kernels.
+inline constexpr int kRowRegThreads = 128;
 
-inline int warp_row_regs(int64_t packs) {
-  for (int r = 1; r <= 16; r *= 2)
-    if (packs <= int64_t{32} * r) return r;
-  return 0;
+inline int row_regs(int64_t packs) {
+  for (int r = 1; r <= 8; r *= 2)
+    if (packs <= int64_t{kRowRegThreads} * r) return r;
+  return packs <= int64_t{1024} * 8 ? 8 : 0;
 }
 
 inline int row_reg_threads(int64_t packs, int regs) {
@@ -63,23 +59,17 @@ inline int row_reg_threads(int64_t packs, int regs) {
   return static_cast<int>(t <= 32 ? 32 : (t + 31) / 32 * 32);
 }
 
-// Blocks of kWarpRowsPerBlock warps for `rows` warp rows.
-inline unsigned warp_row_blocks(int64_t rows) { return row_blocks((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock); }
-
-// warp(std::integral_constant<int, R>{}) for warp rows, block(...) for block rows, or
-// fallback() for rows too long for registers; returns what it returns.
-template <typename W, typename B, typename G>
-inline auto with_row_regs(int64_t packs, W&& warp, B&& block, G&& fallback) {
-  switch (warp_row_regs(packs)) {
-    case 1: return warp(std::integral_constant<int, 1>{});
-    case 2: return warp(std::integral_constant<int, 2>{});
-    case 4: return warp(std::integral_constant<int, 4>{});
-    case 8: return warp(std::integral_constant<int, 8>{});
-    case 16: return warp(std::integral_constant<int, 16>{});
-    default: break;
+// Calls f(std::integral_constant<int, R>{}) with R = row_regs(packs); returns its
+// result, or `fallback()` when the row does not fit (R = 0).
+template <typename F, typename G>
+inline auto with_row_regs(int64_t packs, F&& f, G&& fallback) {
+  switch (row_regs(packs)) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: return fallback();
   }
-  if (packs <= int64_t{1024} * kBlockRowRegs) return block(std::integral_constant<int, kBlockRowRegs>{});
-  return fallback();
 }
 
 // (v, i) beats (bv, bi) when larger, or equal with a smaller index: the first index
