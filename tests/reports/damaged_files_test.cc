@@ -73,9 +73,20 @@ std::vector<Damage> damages(size_t size, int count, unsigned seed) {
                        return b;
                      }});
     } else if (kind == 1) {
+      // Zeroing a block that is already zero would change nothing: the first block from
+      // `at` that holds a non-zero byte is zeroed (wrapping round to the start).
       const size_t block = (at / 4096) * 4096;
-      out.push_back({fmt::format("4 KiB zeroed at {}", block), [block](std::string b) {
-                       for (size_t o = block; o < std::min(b.size(), block + 4096); ++o) b[o] = 0;
+      out.push_back({fmt::format("4 KiB zeroed at the first block from {} holding a non-zero byte", block),
+                     [block](std::string b) {
+                       auto zero_already = [&](size_t s) {
+                         for (size_t o = s; o < std::min(b.size(), s + 4096); ++o)
+                           if (b[o] != 0) return false;
+                         return true;
+                       };
+                       size_t s = block;
+                       for (size_t tried = 0; tried * 4096 < b.size() + 4096 && zero_already(s); ++tried)
+                         s = s + 4096 < b.size() ? s + 4096 : 0;
+                       for (size_t o = s; o < std::min(b.size(), s + 4096); ++o) b[o] = 0;
                        return b;
                      }});
     } else {
