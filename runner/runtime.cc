@@ -183,17 +183,26 @@ void Runtime::run(const std::string& op, const std::string& role, const kernels:
   record(op, role, EventKind::kCompute, *timer, def.bytes ? def.bytes(call) : 0);
 }
 
-void Runtime::all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role) {
-  if (!active(comm) || shapes_only_) return;
+void Runtime::communicate(const std::function<void()>& move, const char* op, const std::string& role,
+                          double bytes) {
   if (!timed_) {
-    comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
+    move();
     return;
   }
   kernels::Timer& timer = next_timer();
   timer.start();
-  comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
+  move();
   timer.stop();
-  record("all_reduce", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
+  record(op, role, EventKind::kComm, timer, bytes);
+}
+
+void Runtime::all_reduce(collectives::Communicator* comm, const Tensor& t, const std::string& role) {
+  if (!active(comm) || shapes_only_) return;
+  communicate(
+      [&] {
+        comm->all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), t.dtype(), collectives::ReduceOp::kSum);
+      },
+      "all_reduce", role, static_cast<double>(t.nbytes()));
 }
 
 void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const Tensor& out, const std::string& role) {
@@ -203,54 +212,26 @@ void Runtime::all_gather(collectives::Communicator* comm, const Tensor& t, const
     if (out.data() != t.data()) backend_.copy(out.reshape({out.numel()}).slice(0, 0, t.numel()), t);
     return;
   }
-  if (!timed_) {
-    comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype());
-    return;
-  }
-  kernels::Timer& timer = next_timer();
-  timer.start();
-  comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype());
-  timer.stop();
-  record("all_gather", role, EventKind::kComm, timer, static_cast<double>(out.nbytes()));
+  communicate([&] { comm->all_gather(t.data(), out.data(), static_cast<size_t>(t.numel()), t.dtype()); },
+              "all_gather", role, static_cast<double>(out.nbytes()));
 }
 
 void Runtime::send(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  if (!timed_) {
-    comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-    return;
-  }
-  kernels::Timer& timer = next_timer();
-  timer.start();
-  comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-  timer.stop();
-  record("send", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
+  communicate([&] { comm->send(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag); }, "send", role,
+              static_cast<double>(t.nbytes()));
 }
 
 void Runtime::recv(collectives::Communicator* comm, const Tensor& t, int peer, int tag, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  if (!timed_) {
-    comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-    return;
-  }
-  kernels::Timer& timer = next_timer();
-  timer.start();
-  comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag);
-  timer.stop();
-  record("recv", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
+  communicate([&] { comm->recv(t.data(), static_cast<size_t>(t.numel()), t.dtype(), peer, tag); }, "recv", role,
+              static_cast<double>(t.nbytes()));
 }
 
 void Runtime::broadcast(collectives::Communicator* comm, const Tensor& t, int root, const std::string& role) {
   if (!active(comm) || shapes_only_) return;
-  if (!timed_) {
-    comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);
-    return;
-  }
-  kernels::Timer& timer = next_timer();
-  timer.start();
-  comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root);
-  timer.stop();
-  record("broadcast", role, EventKind::kComm, timer, static_cast<double>(t.nbytes()));
+  communicate([&] { comm->broadcast(t.data(), static_cast<size_t>(t.numel()), t.dtype(), root); }, "broadcast", role,
+              static_cast<double>(t.nbytes()));
 }
 
 }  // namespace fk::runner

@@ -15,6 +15,7 @@
 #include "kernels/backend.h"
 #include "kernels/op.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -143,6 +144,8 @@ class Runtime {
   // A timer for the next call (from a pool reused after each flush()).
   kernels::Timer& next_timer();
   void record(const std::string& op, const std::string& role, EventKind kind, kernels::Timer& timer, double bytes);
+  // Runs `move` (one collective call), timed as communication of `bytes` unless untimed.
+  void communicate(const std::function<void()>& move, const char* op, const std::string& role, double bytes);
 
   ImplSet impls_;
   kernels::Backend& backend_;

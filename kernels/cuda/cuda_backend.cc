@@ -109,17 +109,14 @@ class CachingAllocator final : public Allocator {
   // of a live graph's pool stay.
   void release_cached(int device) {
     std::lock_guard lock(mu_);
-    release_cached_locked(device);
+    for (auto& [key, list] : free_)
+      if (key.first == device) {
+        for (void* p : list) cudaFree(p);
+        list.clear();
+      }
   }
 
  private:
-  void release_cached_locked(int device) {
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->first.first == device) {
-        for (void* p : it->second) cudaFree(p);
-        it->second.clear();
-      }
-  }
   // A new block from cudaMalloc; on running out, the cache is given back first.
   void* fresh(size_t size, Device device) {
     int previous = -1;

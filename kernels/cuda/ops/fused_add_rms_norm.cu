@@ -32,13 +32,7 @@ __global__ void fused_add_rms_norm_kernel(T* x, T* res, const T* __restrict__ w,
       rr[p] = z;
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
-    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
-      const P z = rr[p], wv = wp[p];
-      P o;
-#pragma unroll
-      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(z.v[k]) * inv * dev::to_f32(wv.v[k]));
-      xr[p] = o;
-    }
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) xr[p] = dev::scale_pack(rr[p], wp[p], inv);
   }
 }
 
@@ -70,16 +64,7 @@ __global__ void fused_add_rms_norm_regs_kernel(T* x, T* res, const T* __restrict
       rr[p] = z[i];
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int p = threadIdx.x + i * blockDim.x;
-      if (p >= packs) continue;
-      const P wv = wp[p];
-      P o;
-#pragma unroll
-      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(z[i].v[k]) * inv * dev::to_f32(wv.v[k]));
-      xr[p] = o;
-    }
+    dev::row_regs_store_scaled(xr, z, wp, inv, packs);
   }
 }
 

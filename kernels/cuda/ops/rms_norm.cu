@@ -29,13 +29,7 @@ __global__ void rms_norm_kernel(T* __restrict__ out, const T* __restrict__ x, co
       }
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
-    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
-      const P a = xr[p], wv = wp[p];
-      P o;
-#pragma unroll
-      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(a.v[k]) * inv * dev::to_f32(wv.v[k]));
-      orow[p] = o;
-    }
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) orow[p] = dev::scale_pack(xr[p], wp[p], inv);
   }
 }
 
@@ -63,17 +57,7 @@ __global__ void rms_norm_regs_kernel(T* __restrict__ out, const T* __restrict__ 
       }
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
-    P* orow = reinterpret_cast<P*>(out) + r * packs;
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int p = threadIdx.x + i * blockDim.x;
-      if (p >= packs) continue;
-      const P wv = wp[p];
-      P o;
-#pragma unroll
-      for (int k = 0; k < N; ++k) o.v[k] = dev::from_f32<T>(dev::to_f32(a[i].v[k]) * inv * dev::to_f32(wv.v[k]));
-      orow[p] = o;
-    }
+    dev::row_regs_store_scaled(reinterpret_cast<P*>(out) + r * packs, a, wp, inv, packs);
   }
 }
 

@@ -72,6 +72,28 @@ inline auto with_row_regs(int64_t packs, F&& f, G&& fallback) {
   }
 }
 
+// a * inv * w, element by element in fp32, rounded to T: the normalised pack of the
+// rms_norm family.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> scale_pack(const Pack<T, N>& a, const Pack<T, N>& w, float inv) {
+  Pack<T, N> o;
+#pragma unroll
+  for (int k = 0; k < N; ++k) o.v[k] = from_f32<T>(to_f32(a.v[k]) * inv * to_f32(w.v[k]));
+  return o;
+}
+
+// Stores scale_pack(a[i], w[p], inv) at out[p] for the R packs a thread of a
+// row_regs block holds (p = threadIdx.x + i * blockDim.x < packs).
+template <typename T, int N, int R>
+__device__ __forceinline__ void row_regs_store_scaled(Pack<T, N>* out, const Pack<T, N> (&a)[R],
+                                                      const Pack<T, N>* w, float inv, int packs) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    const int p = threadIdx.x + i * blockDim.x;
+    if (p < packs) out[p] = scale_pack(a[i], w[p], inv);
+  }
+}
+
 // (v, i) beats (bv, bi) when larger, or equal with a smaller index: the first index
 // of the maximum. NaN never beats anything; the sentinel is (-inf, INT64_MAX).
 __device__ __forceinline__ bool argmax_better(float v, int64_t i, float bv, int64_t bi) {
