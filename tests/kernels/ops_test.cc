@@ -81,6 +81,13 @@ std::vector<Case> cases() {
       {1.0 / std::sqrt(128.0), 1, 900, 1, 0, 0});
   add("attention", {{"batch", 1}, {"q_heads", 32}, {"kv_heads", 2}, {"head_dim", 64}, {"cache_len", 700}},
       {0.125, 1, 650, 1, 300, 30});
+  // Decode with enough blocks that a split streams more key tiles than the CUDA
+  // kernel's shared-memory stages hold (its pipeline wraps): MHA with 512 blocks, and
+  // a group of 4 whose keys split three ways.
+  add("attention", {{"batch", 64}, {"q_heads", 8}, {"kv_heads", 8}, {"head_dim", 64}, {"cache_len", 300}},
+      {0.125, 1, 299, 1, 0, 0});
+  add("attention", {{"batch", 40}, {"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}, {"cache_len", 400}},
+      {1.0 / std::sqrt(128.0), 1, 390, 1, 0, 0});
   // Bidirectional over several key tiles.
   add("attention", {{"batch", 1}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 130}},
       {0.125, 130, 0, 0, 0, 0});

@@ -1,21 +1,27 @@
 // Split-KV attention for one query position per sequence (a decode step, q_len == 1):
-// memory-bound, so every SM must stream K/V. A block owns one sequence b, one KV head,
-// up to HB query heads of its group (so K/V are read once for the heads that share
-// them) and one split: a contiguous range of the keys the query sees. LK lanes hold one
-// key's row as 16-byte packs; the block's 128 threads are 128 / LK key groups, each
-// taking every (128 / LK)-th key of a tile:
-//   scores  each key group dots its keys with the heads' queries (fp32, a shuffle sum
-//           over the LK lanes), into shared memory;
+// memory-bound, so every SM must keep enough K/V bytes in flight. A block owns one
+// sequence b, one KV head, up to HB query heads of its group (so K/V are read once
+// for the heads that share them) and one split: a contiguous range of the keys the
+// query sees. LK lanes hold one key's row as 16-byte packs; the block's 128 threads
+// are 128 / LK key groups, each taking every (128 / LK)-th key of a tile.
+//
+// K and V tiles stream through kStages shared-memory stages by cp.async: while a tile
+// is scored, the next kStages - 1 are on their way. Each thread copies the packs it
+// will read itself, so staging needs no barrier. Per tile:
+//   scores  each key group dots its keys with the heads' queries (fp32); the LK lanes
+//           reduce-scatter the HB dot products (a lane ends with one head's sum), so
+//           a key costs HB - 1 + log2(LK / HB) shuffles, not HB log2(LK);
 //   softmax one warp per head: tile max, running max and sum (online softmax, fp32);
 //   P V     each thread accumulates its keys' V packs into HB x pack fp32 sums.
-// A tile's K and V rows are loaded together, at its start.
 // At the end the key groups' sums are added in shared memory. One split writes the
 // output; several write (max, sum, unnormalised output) partials to a stream-ordered
 // workspace (cudaMallocAsync: capturable in a CUDA graph) that a second kernel merges.
-// The split count fills the device: about two blocks per SM, at least kMinSplitKeys
-// keys each.
+// The split count is chosen from the blocks the device holds at once (occupancy):
+// the fewest splits whose blocks fill the waves they take, each at least
+// kMinSplitKeys keys and a whole number of tiles.
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/attention_launch.h"
+#include "kernels/cuda/ops/cp_async.cuh"
 #include "kernels/cuda/ops/row.cuh"
 
 #include <cstdint>
@@ -26,12 +32,57 @@ namespace fk::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kKeysPerThread = 8;  // keys each key group takes per tile (loads in flight)
+constexpr int kKeysPerThread = 4;  // keys each key group takes per tile
+constexpr int kStages = 3;         // tiles in shared memory, kStages - 1 of them in flight
 constexpr int64_t kMinSplitKeys = 64;
+// Shared memory of the stages: K and V packs of every thread's keys.
+constexpr size_t kStageBytes = 2 * kKeysPerThread * kThreads * 16;
+constexpr size_t kDynamicSmem = kStages * kStageBytes;
 
 struct Split {
   int64_t splits, chunk;  // keys per split (the last may have fewer)
 };
+
+// Reduce-scatter of HB per-lane values over the LK lanes of a key group: returns the
+// sum over the group of the value of head decode_head<LK, HB>(sub) (HB <= LK). The
+// first log2(HB) steps halve the live values (a lane keeps one half, sends the other
+// to its partner); the rest add whole sums.
+template <int HB, int LK>
+__device__ __forceinline__ float reduce_scatter(float (&d)[HB], int sub) {
+  int n = HB;
+#pragma unroll
+  for (int o = LK / 2; o > 0; o >>= 1) {
+    if (n > 1) {
+      const bool upper = (sub & o) != 0;
+      const int half = n / 2;
+#pragma unroll
+      for (int i = 0; i < HB / 2; ++i)
+        if (i < half) {
+          const float send = upper ? d[i] : d[i + half];
+          const float keep = upper ? d[i + half] : d[i];
+          d[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+      n = half;
+    } else {
+      d[0] += __shfl_xor_sync(0xffffffffu, d[0], o);
+    }
+  }
+  return d[0];
+}
+
+// The head whose sum lane `sub` of a key group holds after reduce_scatter: the upper
+// log2(HB) bits of sub.
+template <int HB, int LK>
+__device__ __forceinline__ int decode_head(int sub) {
+  int head = 0, n = HB;
+#pragma unroll
+  for (int o = LK / 2; o > 0; o >>= 1)
+    if (n > 1) {
+      if (sub & o) head += n / 2;
+      n /= 2;
+    }
+  return head;
+}
 
 template <typename T, int LK, int HB>
 __global__ void __launch_bounds__(kThreads)
@@ -39,13 +90,18 @@ __global__ void __launch_bounds__(kThreads)
                   const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc, AttentionGeometry g,
                   Split sp, int head_blocks) {
   constexpr int V = dev::kVec<T>;
-  constexpr int NKG = kThreads / LK;             // key groups
-  constexpr int TK = NKG * kKeysPerThread;       // keys per tile
+  constexpr int NKG = kThreads / LK;        // key groups
+  constexpr int TK = NKG * kKeysPerThread;  // keys per tile
   constexpr int W = kThreads / 32;
+  static_assert(HB <= LK, "a key group reduce-scatters at most LK heads");
   using P = dev::Pack<T, V>;
+  static_assert(sizeof(P) == 16, "a pack is one 16-byte copy");
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  P* stages = reinterpret_cast<P*>(smem_raw);  // [kStages][K, V][kKeysPerThread][kThreads]
   __shared__ float sc[HB][TK];
   __shared__ float alpha_s[HB];
-  __shared__ float red[NKG][LK * V];
+  // Running max and sum per head (natural log domain), kept by the head's warp.
+  __shared__ float m_s[HB], l_s[HB];
 
   const int64_t b = blockIdx.x, kvh = blockIdx.y / head_blocks, hb = blockIdx.y % head_blocks, s = blockIdx.z;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -57,6 +113,29 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t j_first = g.first_key(p), j_end = g.end_key(p);
   const int64_t ja = j_first + s * sp.chunk;
   const int64_t jb = ja + sp.chunk < j_end ? ja + sp.chunk : j_end;
+  const int64_t tiles = (jb - ja + TK - 1) / TK;
+
+  const size_t row_stride = static_cast<size_t>(g.kv_heads) * g.d;
+  const T* kbase = kc + (static_cast<size_t>(b) * g.cache_len * g.kv_heads + kvh) * g.d + e0;
+  const T* vbase = vc + (static_cast<size_t>(b) * g.cache_len * g.kv_heads + kvh) * g.d + e0;
+  // Tile t into stage t % kStages: this thread's K and V packs of its keys.
+  auto issue = [&](int64_t t) {
+    P* kd = stages + (t % kStages) * 2 * kKeysPerThread * kThreads + tid;
+    P* vd = kd + kKeysPerThread * kThreads;
+#pragma unroll
+    for (int c = 0; c < kKeysPerThread; ++c) {
+      const int64_t j = ja + t * TK + kg + NKG * c;
+      const bool valid = j < jb && dims;
+      const size_t off = valid ? static_cast<size_t>(j) * row_stride : 0;
+      dev::cp_async16(kd + c * kThreads, kbase + off, valid);
+      dev::cp_async16(vd + c * kThreads, vbase + off, valid);
+    }
+  };
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (t < tiles) issue(t);
+    dev::cp_async_commit();  // (possibly empty) group: the waits count groups
+  }
 
   float qr[HB][V];
 #pragma unroll
@@ -71,49 +150,38 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = 0; i < HB; ++i)
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[i][v] = 0.f;
-  // Running max and sum per head (natural log domain), kept by the head's warp.
-  __shared__ float m_s[HB], l_s[HB];
   if (tid < HB) m_s[tid] = -INFINITY, l_s[tid] = 0.f;
   __syncthreads();
 
-  const size_t row_stride = static_cast<size_t>(g.kv_heads) * g.d;
-  const T* kbase = kc + (static_cast<size_t>(b) * g.cache_len * g.kv_heads + kvh) * g.d + e0;
-  const T* vbase = vc + (static_cast<size_t>(b) * g.cache_len * g.kv_heads + kvh) * g.d + e0;
+  const int my_head = decode_head<HB, LK>(sub);
+  const bool writer = (sub & (LK / HB - 1)) == 0;  // one lane per head and key group
+  for (int64_t t = 0; t < tiles; ++t) {
+    dev::cp_async_wait<kStages - 2>();  // this thread's packs of tile t are in
+    // The stage tile t + kStages - 1 goes to held tile t - 1, which this thread has
+    // read (no other thread reads it).
+    if (t + kStages - 1 < tiles) issue(t + kStages - 1);
+    dev::cp_async_commit();
+    const P* kd = stages + (t % kStages) * 2 * kKeysPerThread * kThreads + tid;
+    const P* vd = kd + kKeysPerThread * kThreads;
+    const int64_t kt = ja + t * TK;
 
-  for (int64_t kt = ja; kt < jb; kt += TK) {
     // Scores of this tile's keys.
-    P kp[kKeysPerThread];
 #pragma unroll
     for (int c = 0; c < kKeysPerThread; ++c) {
-      const int64_t j = kt + kg + NKG * c;
-      kp[c] = P{};
-      if (j < jb && dims) kp[c] = *reinterpret_cast<const P*>(kbase + static_cast<size_t>(j) * row_stride);
-    }
-    // The tile's V rows are asked for with its K rows, before the scores: both are in
-    // flight while the block waits (the softmax's barriers would otherwise serialise them).
-    P vp[kKeysPerThread];
-#pragma unroll
-    for (int c = 0; c < kKeysPerThread; ++c) {
-      const int64_t j = kt + kg + NKG * c;
-      vp[c] = P{};
-      if (j < jb && dims) vp[c] = *reinterpret_cast<const P*>(vbase + static_cast<size_t>(j) * row_stride);
-    }
-#pragma unroll
-    for (int c = 0; c < kKeysPerThread; ++c) {
-      const int jj = kg + NKG * c;
-      const bool valid = kt + jj < jb;
+      const P kp = kd[c * kThreads];
+      float dot[HB];
 #pragma unroll
       for (int i = 0; i < HB; ++i) {
-        float dot = 0.f;
+        dot[i] = 0.f;
 #pragma unroll
-        for (int v = 0; v < V; ++v) dot += qr[i][v] * dev::to_f32(kp[c].v[v]);
-#pragma unroll
-        for (int o = LK / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-        if (sub == 0) {
-          float sv = dot * g.scale;
-          if (g.softcap > 0.f) sv = g.softcap * tanhf(sv / g.softcap);
-          sc[i][jj] = valid && i < nh ? sv : -INFINITY;
-        }
+        for (int v = 0; v < V; ++v) dot[i] += qr[i][v] * dev::to_f32(kp.v[v]);
+      }
+      const float sum = reduce_scatter<HB, LK>(dot, sub);
+      if (writer) {
+        const int jj = kg + NKG * c;
+        float sv = sum * g.scale;
+        if (g.softcap > 0.f) sv = g.softcap * tanhf(sv / g.softcap);
+        sc[my_head][jj] = kt + jj < jb && my_head < nh ? sv : -INFINITY;
       }
     }
     __syncthreads();
@@ -150,17 +218,22 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kKeysPerThread; ++c) {
       const int jj = kg + NKG * c;
+      const P vp = vd[c * kThreads];
 #pragma unroll
       for (int i = 0; i < HB; ++i) {
         const float pv = sc[i][jj];
 #pragma unroll
-        for (int v = 0; v < V; ++v) acc[i][v] += pv * dev::to_f32(vp[c].v[v]);
+        for (int v = 0; v < V; ++v) acc[i][v] += pv * dev::to_f32(vp.v[v]);
       }
     }
     __syncthreads();  // sc is rewritten by the next tile
   }
+  dev::cp_async_wait<0>();
+  __syncthreads();  // red below reuses the stages
 
   // Add the key groups' sums, head by head, and write.
+  float (*red)[LK * V] = reinterpret_cast<float (*)[LK * V]>(smem_raw);  // [NKG][LK * V]
+  static_assert(sizeof(float) * NKG * LK * V <= kDynamicSmem, "the key groups' sums fit in the stages");
   const int64_t row0 = b * g.q_heads + h0;  // output row of head h0 (q_len == 1)
 #pragma unroll
   for (int i = 0; i < HB; ++i) {
@@ -216,16 +289,50 @@ int lanes_per_key(int d, int vec) {
 
 int heads_per_block(int64_t group) { return group >= 8 ? 8 : (group > 2 ? 4 : 2); }
 
-Split split_for(const AttentionGeometry& g, int64_t base_blocks) {
+// Splits of the keys for base_blocks blocks a split, `resident` of which the device
+// holds at once: the fewest splits whose blocks fill at least 90% of the waves they
+// take (else the best filling), each split a whole number of tiles of tile_keys and
+// at least kMinSplitKeys keys (the last split may be shorter).
+Split split_for(const AttentionGeometry& g, int64_t base_blocks, int64_t resident, int64_t tile_keys) {
   const int64_t keys = g.end_key(g.q_start) - g.first_key(g.q_start);
-  const int sms = attention_device().sms;  // cached per device, read once a call
-  const int64_t target = 2 * static_cast<int64_t>(sms > 0 ? sms : 1);
-  int64_t splits = (target + base_blocks - 1) / base_blocks;
   const int64_t most = (keys + kMinSplitKeys - 1) / kMinSplitKeys;
-  if (splits > most) splits = most;
-  if (splits < 1) splits = 1;
-  const int64_t chunk = (keys + splits - 1) / splits;
+  int64_t best = 1;
+  double best_fill = -1.0;
+  for (int64_t splits = 1; splits <= most && splits <= 1024; ++splits) {
+    const int64_t blocks = base_blocks * splits, waves = (blocks + resident - 1) / resident;
+    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
+    if (fill > best_fill + 1e-9) best = splits, best_fill = fill;
+    if (fill >= 0.9) break;
+  }
+  int64_t chunk = (keys + best - 1) / best;
+  chunk = (chunk + tile_keys - 1) / tile_keys * tile_keys;
   return {(keys + chunk - 1) / chunk, chunk};
+}
+
+// Once per device and kernel: lets the kernel take kDynamicSmem bytes of shared
+// memory and returns how many of its blocks the device holds at once (>= 1).
+template <typename T, int LK, int HB>
+cudaError_t resident_blocks(int dev, int64_t* resident) {
+  static std::mutex mu;
+  static std::vector<int64_t> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (static_cast<size_t>(dev) >= cache.size()) cache.resize(static_cast<size_t>(dev) + 1, 0);
+  int64_t& n = cache[static_cast<size_t>(dev)];
+  if (n == 0) {
+    const auto kernel = decode_kernel<T, LK, HB>;
+    if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(kDynamicSmem));
+        e != cudaSuccess)
+      return e;
+    int per_sm = 0;
+    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kDynamicSmem);
+        e != cudaSuccess)
+      return e;
+    const int sms = attention_device().sms;
+    n = static_cast<int64_t>(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
+  }
+  *resident = n;
+  return cudaSuccess;
 }
 
 // The device's default memory pool keeps what it freed (the workspace is asked for at
@@ -248,13 +355,16 @@ template <typename T, int LK, int HB>
 cudaError_t launch_lk_hb(void* out, const void* q, const void* kc, const void* vc, const AttentionGeometry& g,
                          cudaStream_t stream) {
   const int head_blocks = static_cast<int>((g.group + HB - 1) / HB);
-  const Split sp = split_for(g, g.batch * g.kv_heads * head_blocks);
+  int dev = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  int64_t resident = 0;
+  if (const cudaError_t e = resident_blocks<T, LK, HB>(dev, &resident); e != cudaSuccess) return e;
+  constexpr int64_t kTileKeys = (kThreads / LK) * kKeysPerThread;
+  const Split sp = split_for(g, g.batch * g.kv_heads * head_blocks, resident, kTileKeys);
   float* part_o = nullptr;
   float* part_ml = nullptr;
   const size_t rows = static_cast<size_t>(g.batch * g.q_heads);
   if (sp.splits > 1) {
-    int dev = 0;
-    if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
     keep_pool(dev);
     void* ws = nullptr;
     const size_t o_bytes = rows * static_cast<size_t>(sp.splits) * static_cast<size_t>(g.d) * sizeof(float);
@@ -265,7 +375,7 @@ cudaError_t launch_lk_hb(void* out, const void* q, const void* kc, const void* v
   }
   const dim3 grid(static_cast<unsigned>(g.batch), static_cast<unsigned>(g.kv_heads * head_blocks),
                   static_cast<unsigned>(sp.splits));
-  decode_kernel<T, LK, HB><<<grid, kThreads, 0, stream>>>(
+  decode_kernel<T, LK, HB><<<grid, kThreads, kDynamicSmem, stream>>>(
       static_cast<T*>(out), part_o, part_ml, static_cast<const T*>(q), static_cast<const T*>(kc),
       static_cast<const T*>(vc), g, sp, head_blocks);
   cudaError_t e = cudaGetLastError();

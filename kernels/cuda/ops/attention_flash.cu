@@ -16,6 +16,7 @@
 // and 16-byte aligned tensors.
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/attention_launch.h"
+#include "kernels/cuda/ops/cp_async.cuh"
 #include "kernels/cuda/ops/row.cuh"
 
 namespace fk::cuda {
@@ -58,9 +59,10 @@ FK_FLASH_MMA(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __nv_bfloat162)
 FK_FLASH_MMA(__half, "f16", __floats2half2_rn, __half2)
 #undef FK_FLASH_MMA
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+using dev::cp_async16;
+using dev::cp_async_commit;
+using dev::cp_async_wait;
+using dev::smem_addr;
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -72,17 +74,6 @@ __device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_addr(p)));
-}
-
-// 16 bytes from global to shared; zeros when !valid (src is then not read).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // Stages keys [kt, kt + BK) of `cache` (rows beyond kb1 and dims beyond d as zeros).
