@@ -1,10 +1,7 @@
 // Tensor-core attention for fp16/bf16 (FlashAttention-2 style, sm_80+): a block of
-// kWarps warps owns one sequence b, one KV head and block_rows<DP>() query rows,
+// kWarps warps owns one sequence b, one KV head and kBQ = 16 * kWarps query rows,
 // ordered (position, query head of the group) as the general kernel in attention.cu,
-// so the heads of a GQA group share every K/V tile. Each warp owns 16 * MT rows
-// (m_tiles<DP>(): two 16-row tiles up to head_dim 128, so that each K and V fragment
-// read from shared memory feeds two mma instead of one; one at 256, where two would
-// not fit in registers).
+// so the heads of a GQA group share every K/V tile. Each warp owns 16 rows.
 //
 // Per key tile of BK keys (K, V and the block's Q staged in shared memory by cp.async,
 // rows padded by 8 elements so that ldmatrix is conflict-free):
@@ -27,26 +24,17 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
+constexpr int kBQ = 16 * kWarps;
 constexpr int kPad = 8;  // elements added to each shared-memory row
 
 template <int DP>
-__host__ __device__ constexpr int m_tiles() {
-  return DP > 128 ? 1 : 2;
-}
-
-template <int DP>
-__host__ __device__ constexpr int block_rows() {
-  return 16 * kWarps * m_tiles<DP>();
-}
-
-template <int DP>
 __host__ __device__ constexpr int key_tile() {
-  return DP >= 128 ? 32 : 64;
+  return DP > 128 ? 32 : 64;
 }
 
 template <int DP>
 __host__ __device__ constexpr size_t shared_bytes() {
-  return sizeof(uint16_t) * static_cast<size_t>(block_rows<DP>() + 2 * key_tile<DP>()) * (DP + kPad);
+  return sizeof(uint16_t) * static_cast<size_t>(kBQ + 2 * key_tile<DP>()) * (DP + kPad);
 }
 
 // mma.sync m16n8k16 (row.col, fp32 accumulators) and the pack of two fp32 values into
@@ -109,8 +97,6 @@ __global__ void __launch_bounds__(kThreads)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int BK = key_tile<DP>();
   constexpr int LD = DP + kPad;
-  constexpr int MT = m_tiles<DP>();
-  constexpr int kBQ = block_rows<DP>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);  // [kBQ][LD]
   T* ks = qs + kBQ * LD;                   // [BK][LD]
@@ -140,58 +126,44 @@ __global__ void __launch_bounds__(kThreads)
   load_keys<T, DP, BK>(vs, vc, g, b, kvh, kb0, kb1);
   cp_async_commit();
 
-  // The rows of this thread's accumulator fragments: of m-tile mt, the block's rows
-  // warp * 16 * MT + mt * 16 + lane / 4 (+ 8).
-  const int wrow = warp * 16 * MT;
-  int64_t j0[MT][2], j1[MT][2];
-  float m[MT][2], l[MT][2];
-  float o[MT][DP / 8][4];
+  // The two rows of this thread's accumulator fragments: warp * 16 + lane / 4 (+ 8).
+  int64_t j0[2], j1[2];
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int64_t r = r0 + wrow + mt * 16 + lane / 4 + half * 8;
-      if (r < g.rows) {
-        const int64_t p = g.q_start + r / g.group;
-        j0[mt][half] = g.first_key(p);
-        j1[mt][half] = g.end_key(p);
-      } else {
-        j0[mt][half] = 0;
-        j1[mt][half] = 0;  // no key: the row stays empty and is not written
-      }
-      m[mt][half] = -INFINITY;
-      l[mt][half] = 0.f;
+  for (int half = 0; half < 2; ++half) {
+    const int64_t r = r0 + warp * 16 + lane / 4 + half * 8;
+    if (r < g.rows) {
+      const int64_t p = g.q_start + r / g.group;
+      j0[half] = g.first_key(p);
+      j1[half] = g.end_key(p);
+    } else {
+      j0[half] = 0;
+      j1[half] = 0;  // no key: the row stays empty and is not written
     }
-#pragma unroll
-    for (int n = 0; n < DP / 8; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
   }
   constexpr float kLog2e = 1.4426950408889634f;
   const float scale_log2 = g.scale * kLog2e;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  float o[DP / 8][4];
+#pragma unroll
+  for (int n = 0; n < DP / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
 
   for (int64_t kt = kb0; kt < kb1; kt += BK) {
     const bool more = kt + BK < kb1;
     cp_async_wait<1>();  // Q and K of this tile are in (V may still be on its way)
     __syncthreads();
-    float s[MT][BK / 8][4];
+    float s[BK / 8][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+    for (int n = 0; n < BK / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < DP / 16; ++kk) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        ldsm_x4(a[mt], qs + (wrow + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + kk * 16 + (lane / 16) * 8);
+      uint32_t a[4];
+      ldsm_x4(a, qs + (warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + kk * 16 + (lane / 16) * 8);
 #pragma unroll
       for (int n2 = 0; n2 < BK / 16; ++n2) {
         uint32_t bk[4];
         ldsm_x4(bk, ks + (n2 * 16 + (lane % 8) + (lane / 16) * 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          Mma<T>::run(s[mt][2 * n2], a[mt], bk[0], bk[1]);
-          Mma<T>::run(s[mt][2 * n2 + 1], a[mt], bk[2], bk[3]);
-        }
+        Mma<T>::run(s[2 * n2], a, bk[0], bk[1]);
+        Mma<T>::run(s[2 * n2 + 1], a, bk[2], bk[3]);
       }
     }
     __syncthreads();  // every warp is done with K of this tile
@@ -200,60 +172,56 @@ __global__ void __launch_bounds__(kThreads)
 
     // Mask, scale, soft-cap; the running max and sum of each row (log2 domain). Key
     // offsets within the tile are 32-bit; a tile the row sees whole skips the mask.
-    float alpha[MT][2];
+    float alpha[2];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+    for (int half = 0; half < 2; ++half) {
+      const int64_t lo64 = j0[half] - kt, hi64 = j1[half] - kt;
+      const int lo = lo64 < 0 ? 0 : (lo64 > BK ? BK : static_cast<int>(lo64));
+      const int hi = hi64 < 0 ? 0 : (hi64 > BK ? BK : static_cast<int>(hi64));
+      const bool whole = lo == 0 && hi == BK;
+      float mx = -INFINITY;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int64_t lo64 = j0[mt][half] - kt, hi64 = j1[mt][half] - kt;
-        const int lo = lo64 < 0 ? 0 : (lo64 > BK ? BK : static_cast<int>(lo64));
-        const int hi = hi64 < 0 ? 0 : (hi64 > BK ? BK : static_cast<int>(hi64));
-        const bool whole = lo == 0 && hi == BK;
-        float mx = -INFINITY;
+      for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
-        for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int jj = n * 8 + (lane % 4) * 2 + c;
-            float v = s[mt][n][half * 2 + c];
-            if (g.softcap > 0.f) {
-              v *= g.scale;
-              v = g.softcap * tanhf(v / g.softcap) * kLog2e;
-            } else {
-              v *= scale_log2;
-            }
-            if (!whole && (jj < lo || jj >= hi)) v = -INFINITY;
-            s[mt][n][half * 2 + c] = v;
-            mx = fmaxf(mx, v);
+        for (int c = 0; c < 2; ++c) {
+          const int jj = n * 8 + (lane % 4) * 2 + c;
+          float v = s[n][half * 2 + c];
+          if (g.softcap > 0.f) {
+            v *= g.scale;
+            v = g.softcap * tanhf(v / g.softcap) * kLog2e;
+          } else {
+            v *= scale_log2;
           }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[mt][half], mx);
-        const float base = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet
-        alpha[mt][half] = exp2f(m[mt][half] - base);
-        float sum = 0.f;
+          if (!whole && (jj < lo || jj >= hi)) v = -INFINITY;
+          s[n][half * 2 + c] = v;
+          mx = fmaxf(mx, v);
+        }
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m[half], mx);
+      const float base = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet
+      alpha[half] = exp2f(m[half] - base);
+      float sum = 0.f;
 #pragma unroll
-        for (int n = 0; n < BK / 8; ++n)
+      for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const float pv = exp2f(s[mt][n][half * 2 + c] - base);
-            s[mt][n][half * 2 + c] = pv;
-            sum += pv;
-          }
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        l[mt][half] = l[mt][half] * alpha[mt][half] + sum;
-        m[mt][half] = m_new;
-      }
+        for (int c = 0; c < 2; ++c) {
+          const float pv = exp2f(s[n][half * 2 + c] - base);
+          s[n][half * 2 + c] = pv;
+          sum += pv;
+        }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      l[half] = l[half] * alpha[half] + sum;
+      m[half] = m_new;
+    }
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int n = 0; n < DP / 8; ++n) {
-        o[mt][n][0] *= alpha[mt][0];
-        o[mt][n][1] *= alpha[mt][0];
-        o[mt][n][2] *= alpha[mt][1];
-        o[mt][n][3] *= alpha[mt][1];
-      }
+    for (int n = 0; n < DP / 8; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
 
     if (more) {
       cp_async_wait<1>();  // V of this tile is in; K of the next may still be loading
@@ -263,23 +231,17 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        a[mt][0] = Mma<T>::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        a[mt][1] = Mma<T>::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        a[mt][2] = Mma<T>::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        a[mt][3] = Mma<T>::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
+      uint32_t a[4];
+      a[0] = Mma<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+      a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+      a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
       for (int n2 = 0; n2 < DP / 16; ++n2) {
         uint32_t bv[4];
         ldsm_x4_trans(bv, vs + (kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + n2 * 16 + (lane / 16) * 8);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          Mma<T>::run(o[mt][2 * n2], a[mt], bv[0], bv[1]);
-          Mma<T>::run(o[mt][2 * n2 + 1], a[mt], bv[2], bv[3]);
-        }
+        Mma<T>::run(o[2 * n2], a, bv[0], bv[1]);
+        Mma<T>::run(o[2 * n2 + 1], a, bv[2], bv[3]);
       }
     }
     __syncthreads();  // every warp is done with V of this tile
@@ -289,23 +251,21 @@ __global__ void __launch_bounds__(kThreads)
   cp_async_wait<0>();
 
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+  for (int half = 0; half < 2; ++half) {
+    const int64_t r = r0 + warp * 16 + lane / 4 + half * 8;
+    if (r >= g.rows) continue;
+    const int64_t t = b * g.q_len + r / g.group, h = kvh * g.group + r % g.group;
+    T* orow = out + (static_cast<size_t>(t) * g.q_heads + h) * g.d;
+    const float inv = l[half] > 0.f ? 1.f / l[half] : 0.f;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int64_t r = r0 + wrow + mt * 16 + lane / 4 + half * 8;
-      if (r >= g.rows) continue;
-      const int64_t t = b * g.q_len + r / g.group, h = kvh * g.group + r % g.group;
-      T* orow = out + (static_cast<size_t>(t) * g.q_heads + h) * g.d;
-      const float inv = l[mt][half] > 0.f ? 1.f / l[mt][half] : 0.f;
-#pragma unroll
-      for (int n = 0; n < DP / 8; ++n) {
-        const int e = n * 8 + (lane % 4) * 2;
-        if (e < g.d) {
-          const uint32_t v = Mma<T>::pack(o[mt][n][half * 2] * inv, o[mt][n][half * 2 + 1] * inv);
-          *reinterpret_cast<uint32_t*>(orow + e) = v;
-        }
+    for (int n = 0; n < DP / 8; ++n) {
+      const int e = n * 8 + (lane % 4) * 2;
+      if (e < g.d) {
+        const uint32_t v = Mma<T>::pack(o[n][half * 2] * inv, o[n][half * 2 + 1] * inv);
+        *reinterpret_cast<uint32_t*>(orow + e) = v;
       }
     }
+  }
 #else
   __trap();  // attention_flash_fits() refuses devices before sm_80
 #endif
@@ -314,7 +274,7 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T, int DP>
 cudaError_t launch_dp(void* out, const void* q, const void* kc, const void* vc, const AttentionGeometry& g,
                       cudaStream_t stream) {
-  const int64_t tiles = (g.rows + block_rows<DP>() - 1) / block_rows<DP>();
+  const int64_t tiles = (g.rows + kBQ - 1) / kBQ;
   constexpr size_t smem = shared_bytes<DP>();
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(flash_kernel<T, DP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -341,8 +301,7 @@ bool attention_flash_fits(const void* out, const void* q, const void* kc, const 
                           const AttentionGeometry& g) {
   if (elem == launch::Elem::kF32 || g.d % 8 != 0 || g.d > 256) return false;
   if (!dev::aligned16(out) || !dev::aligned16(q) || !dev::aligned16(kc) || !dev::aligned16(vc)) return false;
-  constexpr int64_t kFewestRows = block_rows<256>();  // the most tiles of any head size
-  const int64_t tiles = (g.rows + kFewestRows - 1) / kFewestRows;
+  const int64_t tiles = (g.rows + kBQ - 1) / kBQ;
   if (g.batch * tiles > 0x7fffffff) return false;
   return attention_device().major >= 8;
 }
