@@ -88,6 +88,10 @@ std::vector<Case> cases() {
       {0.125, 1, 299, 1, 0, 0});
   add("attention", {{"batch", 40}, {"q_heads", 16}, {"kv_heads", 4}, {"head_dim", 128}, {"cache_len", 400}},
       {1.0 / std::sqrt(128.0), 1, 390, 1, 0, 0});
+  // Decode of a group of 32 heads: more than one tensor-core tile holds, so CUDA takes
+  // its CUDA-core decode kernel in every dtype.
+  add("attention", {{"batch", 2}, {"q_heads", 32}, {"kv_heads", 1}, {"head_dim", 64}, {"cache_len", 300}},
+      {0.125, 1, 280, 1, 0, 0});
   // Bidirectional over several key tiles.
   add("attention", {{"batch", 1}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 130}},
       {0.125, 130, 0, 0, 0, 0});

@@ -211,6 +211,8 @@ cudaError_t launch::attention(void* out, const void* query, const void* key_cach
   g.softcap = softcap;
   g.causal = causal;
   g.window = window;
+  if (attention_decode_mma_fits(out, query, key_cache, value_cache, elem, g))
+    return attention_decode_mma(out, query, key_cache, value_cache, elem, g, stream);
   if (attention_decode_fits(out, query, key_cache, value_cache, elem, g))
     return attention_decode(out, query, key_cache, value_cache, elem, g, stream);
   if (attention_flash_fits(out, query, key_cache, value_cache, elem, g))

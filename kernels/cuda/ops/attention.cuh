@@ -1,8 +1,11 @@
 // The attention problem shared by the CUDA attention kernels (nvcc, C++17): one
 // Geometry value describes a call of launch::attention (see attention_launch.h), and
-// the three kernels that may run it are declared here. attention.cu picks one:
-//   - attention_decode (attention_decode.cu): one query position per sequence
-//     (q_len == 1), split over the keys (split-KV) so that every SM streams K/V;
+// the four kernels that may run it are declared here. attention.cu picks one:
+//   - attention_decode_mma (attention_decode_mma.cu): one query position per
+//     sequence (q_len == 1), fp16/bf16 tensor-core tiles of a group's heads, split
+//     over the keys (split-KV, attention_split.cu) so that every SM streams K/V;
+//   - attention_decode (attention_decode.cu): the same on CUDA cores, for fp32, odd
+//     head sizes and groups of more than 16 heads;
 //   - attention_flash (attention_flash.cu): fp16/bf16 tensor-core tiles (mma.sync,
 //     fp32 accumulators, online softmax) for prefill and every other q_len;
 //   - the general kernel in attention.cu (fp32 data, odd head sizes, old devices).
@@ -15,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace fk::cuda {
 
@@ -37,6 +41,34 @@ struct AttentionDevice {
   int sms = 0, major = 0;
 };
 AttentionDevice attention_device();
+
+// Split-KV decode (attention_split.cu). A plan: base_blocks blocks a split, resident
+// of which the device holds at once, splits in whole tiles of tile_keys keys.
+struct DecodeSplit {
+  int64_t splits, chunk;  // keys per split (the last may have fewer)
+};
+struct DecodeSplitPlan {
+  int64_t base_blocks, resident, tile_keys;
+};
+// The fewest splits whose blocks fill at least 90% of the waves they take (else the
+// best filling), each at least 64 keys.
+DecodeSplit attention_split_for(const AttentionGeometry& g, const DecodeSplitPlan& plan);
+// Once per kernel and device: lets `kernel` take dynamic_smem bytes of shared memory;
+// *resident = the blocks of `threads` threads the device holds at once (>= 1).
+cudaError_t attention_resident_blocks(const void* kernel, int threads, size_t dynamic_smem, int64_t* resident);
+// Launches one split kernel: part_o and part_ml are null when there is one split
+// (the kernel then writes the output), else the workspace of the partials.
+using DecodeLaunch = std::function<cudaError_t(float* part_o, float* part_ml, const DecodeSplit& sp)>;
+// Chooses the split, runs `run`, and with several splits merges their partials into
+// `out` (stream-ordered workspace: capturable in a CUDA graph).
+cudaError_t attention_decode_split(void* out, launch::Elem elem, const AttentionGeometry& g,
+                                   const DecodeSplitPlan& plan, cudaStream_t stream, const DecodeLaunch& run);
+
+// Tensor-core decode (attention_decode_mma.cu): fp16/bf16, groups of up to 16 heads.
+bool attention_decode_mma_fits(const void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
+                               const AttentionGeometry& g);
+cudaError_t attention_decode_mma(void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
+                                 const AttentionGeometry& g, cudaStream_t stream);
 
 bool attention_decode_fits(const void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
                            const AttentionGeometry& g);

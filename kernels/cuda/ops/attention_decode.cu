@@ -1,9 +1,11 @@
-// Split-KV attention for one query position per sequence (a decode step, q_len == 1):
-// memory-bound, so every SM must keep enough K/V bytes in flight. A block owns one
-// sequence b, one KV head, up to HB query heads of its group (so K/V are read once
-// for the heads that share them) and one split: a contiguous range of the keys the
-// query sees. LK lanes hold one key's row as 16-byte packs; the block's 128 threads
-// are 128 / LK key groups, each taking every (128 / LK)-th key of a tile.
+// Split-KV attention for one query position per sequence (a decode step, q_len == 1)
+// on CUDA cores: fp32, head sizes that are not a multiple of 8 elements and groups of
+// more than 16 heads (fp16/bf16 within those take attention_decode_mma.cu). Memory-
+// bound, so every SM must keep enough K/V bytes in flight. A block owns one sequence
+// b, one KV head, up to HB query heads of its group (so K/V are read once for the
+// heads that share them) and one split: a contiguous range of the keys the query
+// sees. LK lanes hold one key's row as 16-byte packs; the block's 128 threads are
+// 128 / LK key groups, each taking every (128 / LK)-th key of a tile.
 //
 // K and V tiles stream through kStages shared-memory stages by cp.async: while a tile
 // is scored, the next kStages - 1 are on their way. Each thread copies the packs it
@@ -14,19 +16,14 @@
 //   softmax one warp per head: tile max, running max and sum (online softmax, fp32);
 //   P V     each thread accumulates its keys' V packs into HB x pack fp32 sums.
 // At the end the key groups' sums are added in shared memory. One split writes the
-// output; several write (max, sum, unnormalised output) partials to a stream-ordered
-// workspace (cudaMallocAsync: capturable in a CUDA graph) that a second kernel merges.
-// The split count is chosen from the blocks the device holds at once (occupancy):
-// the fewest splits whose blocks fill the waves they take, each at least
-// kMinSplitKeys keys and a whole number of tiles.
+// output; several write partials that attention_split.cu merges. The split count
+// fills the waves of the blocks the device holds at once (occupancy), in whole tiles.
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/cp_async.cuh"
 #include "kernels/cuda/ops/row.cuh"
 
 #include <cstdint>
-#include <mutex>
-#include <vector>
 
 namespace fk::cuda {
 namespace {
@@ -34,14 +31,9 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kKeysPerThread = 4;  // keys each key group takes per tile
 constexpr int kStages = 3;         // tiles in shared memory, kStages - 1 of them in flight
-constexpr int64_t kMinSplitKeys = 64;
 // Shared memory of the stages: K and V packs of every thread's keys.
 constexpr size_t kStageBytes = 2 * kKeysPerThread * kThreads * 16;
 constexpr size_t kDynamicSmem = kStages * kStageBytes;
-
-struct Split {
-  int64_t splits, chunk;  // keys per split (the last may have fewer)
-};
 
 // Reduce-scatter of HB per-lane values over the LK lanes of a key group: returns the
 // sum over the group of the value of head decode_head<LK, HB>(sub) (HB <= LK). The
@@ -88,7 +80,7 @@ template <typename T, int LK, int HB>
 __global__ void __launch_bounds__(kThreads)
     decode_kernel(T* __restrict__ out, float* __restrict__ part_o, float* __restrict__ part_ml,
                   const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc, AttentionGeometry g,
-                  Split sp, int head_blocks) {
+                  DecodeSplit sp, int head_blocks) {
   constexpr int V = dev::kVec<T>;
   constexpr int NKG = kThreads / LK;        // key groups
   constexpr int TK = NKG * kKeysPerThread;  // keys per tile
@@ -260,26 +252,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Merges the splits of one output row (a block per row, a thread per dimension).
-template <typename T>
-__global__ void merge_kernel(T* __restrict__ out, const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                             int64_t splits, int d) {
-  const size_t row = blockIdx.x;
-  const float* ml = part_ml + row * splits * 2;
-  float mx = -INFINITY;
-  for (int64_t s = 0; s < splits; ++s)
-    if (ml[2 * s + 1] > 0.f) mx = fmaxf(mx, ml[2 * s]);
-  float den = 0.f;
-  for (int64_t s = 0; s < splits; ++s)
-    if (ml[2 * s + 1] > 0.f) den += expf(ml[2 * s] - mx) * ml[2 * s + 1];
-  for (int e = threadIdx.x; e < d; e += blockDim.x) {
-    float num = 0.f;
-    for (int64_t s = 0; s < splits; ++s)
-      if (ml[2 * s + 1] > 0.f) num += expf(ml[2 * s] - mx) * part_o[(row * splits + s) * d + e];
-    out[row * d + e] = dev::from_f32<T>(den > 0.f ? num / den : 0.f);
-  }
-}
-
 int lanes_per_key(int d, int vec) {
   const int need = (d + vec - 1) / vec;
   for (int lk = 8; lk <= 32; lk *= 2)
@@ -289,106 +261,28 @@ int lanes_per_key(int d, int vec) {
 
 int heads_per_block(int64_t group) { return group >= 8 ? 8 : (group > 2 ? 4 : 2); }
 
-// Splits of the keys for base_blocks blocks a split, `resident` of which the device
-// holds at once: the fewest splits whose blocks fill at least 90% of the waves they
-// take (else the best filling), each split a whole number of tiles of tile_keys and
-// at least kMinSplitKeys keys (the last split may be shorter).
-Split split_for(const AttentionGeometry& g, int64_t base_blocks, int64_t resident, int64_t tile_keys) {
-  const int64_t keys = g.end_key(g.q_start) - g.first_key(g.q_start);
-  const int64_t most = (keys + kMinSplitKeys - 1) / kMinSplitKeys;
-  int64_t best = 1;
-  double best_fill = -1.0;
-  for (int64_t splits = 1; splits <= most && splits <= 1024; ++splits) {
-    const int64_t blocks = base_blocks * splits, waves = (blocks + resident - 1) / resident;
-    const double fill = static_cast<double>(blocks) / static_cast<double>(waves * resident);
-    if (fill > best_fill + 1e-9) best = splits, best_fill = fill;
-    if (fill >= 0.9) break;
-  }
-  int64_t chunk = (keys + best - 1) / best;
-  chunk = (chunk + tile_keys - 1) / tile_keys * tile_keys;
-  return {(keys + chunk - 1) / chunk, chunk};
-}
-
-// Once per device and kernel: lets the kernel take kDynamicSmem bytes of shared
-// memory and returns how many of its blocks the device holds at once (>= 1).
-template <typename T, int LK, int HB>
-cudaError_t resident_blocks(int dev, int64_t* resident) {
-  static std::mutex mu;
-  static std::vector<int64_t> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<size_t>(dev) >= cache.size()) cache.resize(static_cast<size_t>(dev) + 1, 0);
-  int64_t& n = cache[static_cast<size_t>(dev)];
-  if (n == 0) {
-    const auto kernel = decode_kernel<T, LK, HB>;
-    if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(kDynamicSmem));
-        e != cudaSuccess)
-      return e;
-    int per_sm = 0;
-    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kDynamicSmem);
-        e != cudaSuccess)
-      return e;
-    const int sms = attention_device().sms;
-    n = static_cast<int64_t>(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
-  }
-  *resident = n;
-  return cudaSuccess;
-}
-
-// The device's default memory pool keeps what it freed (the workspace is asked for at
-// every call).
-void keep_pool(int dev) {
-  static std::mutex mu;
-  static std::vector<bool> done;
-  std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<size_t>(dev) >= done.size()) done.resize(static_cast<size_t>(dev) + 1, false);
-  if (done[static_cast<size_t>(dev)]) return;
-  cudaMemPool_t pool;
-  if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
-    uint64_t keep = UINT64_MAX;
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-  }
-  done[static_cast<size_t>(dev)] = true;
-}
-
 template <typename T, int LK, int HB>
 cudaError_t launch_lk_hb(void* out, const void* q, const void* kc, const void* vc, const AttentionGeometry& g,
                          cudaStream_t stream) {
   const int head_blocks = static_cast<int>((g.group + HB - 1) / HB);
-  int dev = 0;
-  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  const auto kernel = decode_kernel<T, LK, HB>;
   int64_t resident = 0;
-  if (const cudaError_t e = resident_blocks<T, LK, HB>(dev, &resident); e != cudaSuccess) return e;
+  if (const cudaError_t e = attention_resident_blocks(reinterpret_cast<const void*>(kernel), kThreads, kDynamicSmem,
+                                                      &resident);
+      e != cudaSuccess)
+    return e;
   constexpr int64_t kTileKeys = (kThreads / LK) * kKeysPerThread;
-  const Split sp = split_for(g, g.batch * g.kv_heads * head_blocks, resident, kTileKeys);
-  float* part_o = nullptr;
-  float* part_ml = nullptr;
-  const size_t rows = static_cast<size_t>(g.batch * g.q_heads);
-  if (sp.splits > 1) {
-    keep_pool(dev);
-    void* ws = nullptr;
-    const size_t o_bytes = rows * static_cast<size_t>(sp.splits) * static_cast<size_t>(g.d) * sizeof(float);
-    const size_t ml_bytes = rows * static_cast<size_t>(sp.splits) * 2 * sizeof(float);
-    if (const cudaError_t e = cudaMallocAsync(&ws, o_bytes + ml_bytes, stream); e != cudaSuccess) return e;
-    part_o = static_cast<float*>(ws);
-    part_ml = reinterpret_cast<float*>(static_cast<char*>(ws) + o_bytes);
-  }
-  const dim3 grid(static_cast<unsigned>(g.batch), static_cast<unsigned>(g.kv_heads * head_blocks),
-                  static_cast<unsigned>(sp.splits));
-  decode_kernel<T, LK, HB><<<grid, kThreads, kDynamicSmem, stream>>>(
-      static_cast<T*>(out), part_o, part_ml, static_cast<const T*>(q), static_cast<const T*>(kc),
-      static_cast<const T*>(vc), g, sp, head_blocks);
-  cudaError_t e = cudaGetLastError();
-  if (sp.splits > 1) {
-    if (e == cudaSuccess) {
-      merge_kernel<T><<<static_cast<unsigned>(rows), dev::row_threads(g.d), 0, stream>>>(static_cast<T*>(out), part_o,
-                                                                                        part_ml, sp.splits, g.d);
-      e = cudaGetLastError();
-    }
-    const cudaError_t f = cudaFreeAsync(part_o, stream);
-    if (e == cudaSuccess) e = f;
-  }
-  return e;
+  const DecodeSplitPlan plan{g.batch * g.kv_heads * head_blocks, resident, kTileKeys};
+  return attention_decode_split(out, dev::elem_of<T>, g, plan, stream,
+                                [&](float* part_o, float* part_ml, const DecodeSplit& sp) {
+                                  const dim3 grid(static_cast<unsigned>(g.batch),
+                                                  static_cast<unsigned>(g.kv_heads * head_blocks),
+                                                  static_cast<unsigned>(sp.splits));
+                                  kernel<<<grid, kThreads, kDynamicSmem, stream>>>(
+                                      static_cast<T*>(out), part_o, part_ml, static_cast<const T*>(q),
+                                      static_cast<const T*>(kc), static_cast<const T*>(vc), g, sp, head_blocks);
+                                  return cudaGetLastError();
+                                });
 }
 
 template <typename T, int LK>

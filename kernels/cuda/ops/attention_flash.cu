@@ -17,6 +17,7 @@
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/cp_async.cuh"
+#include "kernels/cuda/ops/mma.cuh"
 #include "kernels/cuda/ops/row.cuh"
 
 namespace fk::cuda {
@@ -37,44 +38,12 @@ __host__ __device__ constexpr size_t shared_bytes() {
   return sizeof(uint16_t) * static_cast<size_t>(kBQ + 2 * key_tile<DP>()) * (DP + kPad);
 }
 
-// mma.sync m16n8k16 (row.col, fp32 accumulators) and the pack of two fp32 values into
-// one register of the element type, for T = __nv_bfloat16 (PTX bf16) and __half (f16).
-template <typename T>
-struct Mma;
-#define FK_FLASH_MMA(T, PTX, PACK2, VEC2)                                                                   \
-  template <>                                                                                             \
-  struct Mma<T> {                                                                                         \
-    __device__ __forceinline__ static void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) { \
-      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX "." PTX                                   \
-                   ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                          \
-                   : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                       \
-                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                       \
-    }                                                                                                     \
-    __device__ __forceinline__ static uint32_t pack(float lo, float hi) {                                 \
-      const VEC2 v = PACK2(lo, hi);                                                                       \
-      return *reinterpret_cast<const uint32_t*>(&v);                                                      \
-    }                                                                                                     \
-  };
-FK_FLASH_MMA(__nv_bfloat16, "bf16", __floats2bfloat162_rn, __nv_bfloat162)
-FK_FLASH_MMA(__half, "f16", __floats2half2_rn, __half2)
-#undef FK_FLASH_MMA
-
 using dev::cp_async16;
 using dev::cp_async_commit;
 using dev::cp_async_wait;
-using dev::smem_addr;
-
-__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
+using dev::ldsm_x4;
+using dev::ldsm_x4_trans;
+using dev::Mma;
 
 // Stages keys [kt, kt + BK) of `cache` (rows beyond kb1 and dims beyond d as zeros).
 template <typename T, int DP, int BK>

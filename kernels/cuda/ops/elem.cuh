@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace fk::cuda::dev {
 
@@ -75,6 +76,12 @@ inline int row_threads(int64_t n) {
   if (n >= 1024) return 1024;
   return static_cast<int>((n + 31) / 32 * 32 < 32 ? 32 : (n + 31) / 32 * 32);
 }
+
+// The launch::Elem code of device type T (the inverse of FK_CUDA_DISPATCH_ELEM).
+template <typename T>
+inline constexpr launch::Elem elem_of = std::is_same_v<T, float>    ? launch::Elem::kF32
+                                        : std::is_same_v<T, __half> ? launch::Elem::kF16
+                                                                    : launch::Elem::kBF16;
 
 }  // namespace fk::cuda::dev
 
