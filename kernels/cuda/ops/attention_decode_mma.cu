@@ -5,8 +5,8 @@
 // mma.sync m16n8k16 products, not per-lane dot products.
 //
 // The block's kWarps warps take the split's key tiles of kBK keys in turn (warp w:
-// tiles w, w + kWarps, ...). Each warp streams its tiles through two shared-memory
-// buffers of its own by cp.async (the next tile lands while this one is scored), keeps
+// tiles w, w + kWarps, ...). Each warp streams its tiles through kBuffers shared-
+// memory buffers of its own by cp.async (the next two land while one is scored), keeps
 // Q's fragments in registers, and runs the flash kernel's online softmax (fp32, log2
 // domain) over its tiles: S = Q K^T, P rounded to the element type, O += P V. At the
 // end the warps' (max, sum, O) are merged in shared memory; one split writes the
@@ -27,11 +27,13 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = 16;  // one m16 tile: the group's heads
 constexpr int kBK = 16;    // keys a tile
 constexpr int kPad = 8;    // elements added to each shared-memory row
+constexpr int kBuffers = 3;  // a warp's tile buffers: kBuffers - 1 tiles in flight
 
-// Q [kRows][LD], then per warp K [2][kBK][LD] and V [2][kBK][LD] (elements of 2 bytes).
+// Q [kRows][LD], then per warp K [kBuffers][kBK][LD] and V [kBuffers][kBK][LD]
+// (elements of 2 bytes).
 template <int DP>
 constexpr size_t shared_bytes() {
-  return sizeof(uint16_t) * static_cast<size_t>(kRows + kWarps * 4 * kBK) * (DP + kPad);
+  return sizeof(uint16_t) * static_cast<size_t>(kRows + kWarps * 2 * kBuffers * kBK) * (DP + kPad);
 }
 
 template <typename T, int DP>
@@ -45,8 +47,8 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* qs = reinterpret_cast<T*>(smem_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  T* kb = qs + kRows * LD + warp * 4 * kBK * LD;  // [2][kBK][LD]
-  T* vb = kb + 2 * kBK * LD;                      // [2][kBK][LD]
+  T* kb = qs + kRows * LD + warp * 2 * kBuffers * kBK * LD;  // [kBuffers][kBK][LD]
+  T* vb = kb + kBuffers * kBK * LD;                          // [kBuffers][kBK][LD]
 
   const int64_t b = blockIdx.x, kvh = blockIdx.y, s = blockIdx.z;
   const int64_t p = g.q_start;  // q_len == 1
@@ -74,9 +76,12 @@ __global__ void __launch_bounds__(kThreads)
       dev::cp_async16(vb + (buf * kBK + jj) * LD + e, vc + off, valid);
     }
   };
-  if (warp < tiles) load(warp, 0);
-  dev::cp_async_commit();
-  dev::cp_async_wait<1>();  // Q is in (this thread's part)
+#pragma unroll
+  for (int i = 0; i < kBuffers - 1; ++i) {
+    if (warp + i * kWarps < tiles) load(warp + i * kWarps, i);
+    dev::cp_async_commit();  // (possibly empty) group: the waits count groups
+  }
+  dev::cp_async_wait<kBuffers - 1>();  // Q is in (this thread's part)
   __syncthreads();
   uint32_t aq[DP / 16][4];
 #pragma unroll
@@ -90,11 +95,14 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int n = 0; n < DP / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
 
-  int buf = 0;
+  int buf = 0;  // tile t's buffer: (its turn among the warp's tiles) % kBuffers
   for (int64_t t = warp; t < tiles; t += kWarps) {
-    if (t + kWarps < tiles) load(t + kWarps, buf ^ 1);
-    dev::cp_async_commit();  // (possibly empty) group: the wait counts groups
-    dev::cp_async_wait<1>();
+    // The tile kBuffers - 1 turns on goes to the buffer of the previous turn, which
+    // every lane of the warp has finished reading (the __syncwarp below).
+    const int64_t ahead = t + (kBuffers - 1) * kWarps;
+    if (ahead < tiles) load(ahead, buf == 0 ? kBuffers - 1 : buf - 1);
+    dev::cp_async_commit();
+    dev::cp_async_wait<kBuffers - 1>();
     __syncwarp();  // every lane's copies of tile t are in and visible to the warp
     const T* kt_s = kb + buf * kBK * LD;
     const T* vt_s = vb + buf * kBK * LD;
@@ -178,7 +186,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncwarp();  // every lane is done with buffer `buf` before it is refilled
-    buf ^= 1;
+    buf = buf + 1 == kBuffers ? 0 : buf + 1;
   }
   dev::cp_async_wait<0>();
   __syncthreads();  // the buffers are reused below
