@@ -15,10 +15,13 @@
 
 #include "kernels/cuda/ops/elem.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 
 namespace fk::cuda {
 
@@ -41,6 +44,27 @@ struct AttentionDevice {
   int sms = 0, major = 0;
 };
 AttentionDevice attention_device();
+
+// The tensor-core kernels' types: calls f(T{}, std::integral_constant<int, DP>{}) with
+// T the 16-bit element type of `elem` (__nv_bfloat16 or __half) and DP the head size
+// d <= 256 padded to 64, 128 or 256; fp32 gives cudaErrorInvalidValue.
+template <typename F>
+inline cudaError_t with_tensor_core_types(launch::Elem elem, int d, F&& f) {
+  const auto padded = [&](auto t) {
+    if (d <= 64) return f(t, std::integral_constant<int, 64>{});
+    if (d <= 128) return f(t, std::integral_constant<int, 128>{});
+    return f(t, std::integral_constant<int, 256>{});
+  };
+  if (elem == launch::Elem::kBF16) return padded(__nv_bfloat16{});
+  if (elem == launch::Elem::kF16) return padded(__half{});
+  return cudaErrorInvalidValue;
+}
+
+// Every tensor of the call is 16-byte aligned (cp.async and vector loads).
+inline bool attention_aligned16(const void* out, const void* q, const void* kc, const void* vc) {
+  const auto a = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
+  return a(out) && a(q) && a(kc) && a(vc);
+}
 
 // Split-KV decode (attention_split.cu). A plan: base_blocks blocks a split, resident
 // of which the device holds at once, splits in whole tiles of tile_keys keys.

@@ -314,7 +314,7 @@ bool attention_decode_fits(const void* out, const void* q, const void* kc, const
                            const AttentionGeometry& g) {
   const int vec = elem == launch::Elem::kF32 ? 4 : 8;
   if (g.q_len != 1 || g.d % vec != 0 || lanes_per_key(g.d, vec) == 0) return false;
-  if (!dev::aligned16(out) || !dev::aligned16(q) || !dev::aligned16(kc) || !dev::aligned16(vc)) return false;
+  if (!attention_aligned16(out, q, kc, vc)) return false;
   const int64_t head_blocks = (g.group + heads_per_block(g.group) - 1) / heads_per_block(g.group);
   return g.batch <= 0x7fffffff && g.kv_heads * head_blocks <= 65535 && g.end_key(g.q_start) > g.first_key(g.q_start);
 }

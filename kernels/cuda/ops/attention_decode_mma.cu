@@ -88,8 +88,6 @@ __global__ void __launch_bounds__(kThreads)
   for (int kk = 0; kk < DP / 16; ++kk)
     dev::ldsm_x4(aq[kk], qs + ((lane % 8) + ((lane / 8) % 2) * 8) * LD + kk * 16 + (lane / 16) * 8);
 
-  constexpr float kLog2e = 1.4426950408889634f;
-  const float scale_log2 = g.scale * kLog2e;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float o[DP / 8][4];
 #pragma unroll
@@ -120,71 +118,13 @@ __global__ void __launch_bounds__(kThreads)
         dev::Mma<T>::run(sc[2 * n2 + 1], aq[kk], bk[2], bk[3]);
       }
 
-    // Scale, soft-cap, mask the keys past the split; online softmax of the two rows
-    // this thread holds (the 4 lanes of a row share its max and sum).
+    // The keys past the split are masked; online softmax of the two rows this thread
+    // holds, then O += P V.
     const int64_t kt = ja + t * kBK;
     const int valid_keys = static_cast<int>(jb - kt < kBK ? jb - kt : kBK);
-    float alpha[2];
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < kBK / 8; ++n)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const int jj = n * 8 + (lane % 4) * 2 + c;
-          float v = sc[n][half * 2 + c];
-          if (g.softcap > 0.f) {
-            v *= g.scale;
-            v = g.softcap * tanhf(v / g.softcap) * kLog2e;
-          } else {
-            v *= scale_log2;
-          }
-          if (jj >= valid_keys) v = -INFINITY;
-          sc[n][half * 2 + c] = v;
-          mx = fmaxf(mx, v);
-        }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[half], mx);
-      const float base = m_new == -INFINITY ? 0.f : m_new;
-      alpha[half] = exp2f(m[half] - base);
-      float sum = 0.f;
-#pragma unroll
-      for (int n = 0; n < kBK / 8; ++n)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const float pv = exp2f(sc[n][half * 2 + c] - base);
-          sc[n][half * 2 + c] = pv;
-          sum += pv;
-        }
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      l[half] = l[half] * alpha[half] + sum;
-      m[half] = m_new;
-    }
-#pragma unroll
-    for (int n = 0; n < DP / 8; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      uint32_t a[4];
-      a[0] = dev::Mma<T>::pack(sc[2 * kk][0], sc[2 * kk][1]);
-      a[1] = dev::Mma<T>::pack(sc[2 * kk][2], sc[2 * kk][3]);
-      a[2] = dev::Mma<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
-      a[3] = dev::Mma<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
-#pragma unroll
-      for (int n2 = 0; n2 < DP / 16; ++n2) {
-        uint32_t bv[4];
-        dev::ldsm_x4_trans(bv, vt_s + (kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + n2 * 16 + (lane / 16) * 8);
-        dev::Mma<T>::run(o[2 * n2], a, bv[0], bv[1]);
-        dev::Mma<T>::run(o[2 * n2 + 1], a, bv[2], bv[3]);
-      }
-    }
+    const int lo[2] = {0, 0}, hi[2] = {valid_keys, valid_keys};
+    dev::online_softmax_tile(sc, o, m, l, lo, hi, g.scale, g.softcap);
+    dev::accumulate_pv<T, kBK, DP, LD>(o, sc, vt_s);
     __syncwarp();  // every lane is done with buffer `buf` before it is refilled
     buf = buf + 1 == kBuffers ? 0 : buf + 1;
   }
@@ -265,29 +205,21 @@ cudaError_t launch_dp(void* out, const void* q, const void* kc, const void* vc, 
                                 });
 }
 
-template <typename T>
-cudaError_t launch_typed(void* out, const void* q, const void* kc, const void* vc, const AttentionGeometry& g,
-                         cudaStream_t stream) {
-  if (g.d <= 64) return launch_dp<T, 64>(out, q, kc, vc, g, stream);
-  if (g.d <= 128) return launch_dp<T, 128>(out, q, kc, vc, g, stream);
-  return launch_dp<T, 256>(out, q, kc, vc, g, stream);
-}
-
 }  // namespace
 
 bool attention_decode_mma_fits(const void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
                                const AttentionGeometry& g) {
   if (elem == launch::Elem::kF32 || g.q_len != 1 || g.d % 8 != 0 || g.d > 256 || g.group > kRows) return false;
-  if (!dev::aligned16(out) || !dev::aligned16(q) || !dev::aligned16(kc) || !dev::aligned16(vc)) return false;
+  if (!attention_aligned16(out, q, kc, vc)) return false;
   if (g.batch > 0x7fffffff || g.kv_heads > 65535 || g.end_key(g.q_start) <= g.first_key(g.q_start)) return false;
   return attention_device().major >= 8;
 }
 
 cudaError_t attention_decode_mma(void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
                                  const AttentionGeometry& g, cudaStream_t stream) {
-  if (elem == launch::Elem::kBF16) return launch_typed<__nv_bfloat16>(out, q, kc, vc, g, stream);
-  if (elem == launch::Elem::kF16) return launch_typed<__half>(out, q, kc, vc, g, stream);
-  return cudaErrorInvalidValue;
+  return with_tensor_core_types(elem, g.d, [&](auto t, auto dp) {
+    return launch_dp<decltype(t), decltype(dp)::value>(out, q, kc, vc, g, stream);
+  });
 }
 
 }  // namespace fk::cuda

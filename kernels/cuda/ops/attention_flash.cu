@@ -109,8 +109,6 @@ __global__ void __launch_bounds__(kThreads)
       j1[half] = 0;  // no key: the row stays empty and is not written
     }
   }
-  constexpr float kLog2e = 1.4426950408889634f;
-  const float scale_log2 = g.scale * kLog2e;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   float o[DP / 8][4];
 #pragma unroll
@@ -141,56 +139,14 @@ __global__ void __launch_bounds__(kThreads)
 
     // Mask, scale, soft-cap; the running max and sum of each row (log2 domain). Key
     // offsets within the tile are 32-bit; a tile the row sees whole skips the mask.
-    float alpha[2];
+    int lo[2], hi[2];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int64_t lo64 = j0[half] - kt, hi64 = j1[half] - kt;
-      const int lo = lo64 < 0 ? 0 : (lo64 > BK ? BK : static_cast<int>(lo64));
-      const int hi = hi64 < 0 ? 0 : (hi64 > BK ? BK : static_cast<int>(hi64));
-      const bool whole = lo == 0 && hi == BK;
-      float mx = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const int jj = n * 8 + (lane % 4) * 2 + c;
-          float v = s[n][half * 2 + c];
-          if (g.softcap > 0.f) {
-            v *= g.scale;
-            v = g.softcap * tanhf(v / g.softcap) * kLog2e;
-          } else {
-            v *= scale_log2;
-          }
-          if (!whole && (jj < lo || jj >= hi)) v = -INFINITY;
-          s[n][half * 2 + c] = v;
-          mx = fmaxf(mx, v);
-        }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[half], mx);
-      const float base = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet
-      alpha[half] = exp2f(m[half] - base);
-      float sum = 0.f;
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const float pv = exp2f(s[n][half * 2 + c] - base);
-          s[n][half * 2 + c] = pv;
-          sum += pv;
-        }
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      l[half] = l[half] * alpha[half] + sum;
-      m[half] = m_new;
+      lo[half] = lo64 < 0 ? 0 : (lo64 > BK ? BK : static_cast<int>(lo64));
+      hi[half] = hi64 < 0 ? 0 : (hi64 > BK ? BK : static_cast<int>(hi64));
     }
-#pragma unroll
-    for (int n = 0; n < DP / 8; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
+    dev::online_softmax_tile(s, o, m, l, lo, hi, g.scale, g.softcap);
 
     if (more) {
       cp_async_wait<1>();  // V of this tile is in; K of the next may still be loading
@@ -198,21 +154,7 @@ __global__ void __launch_bounds__(kThreads)
       cp_async_wait<0>();
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      uint32_t a[4];
-      a[0] = Mma<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-      a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-      a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-      for (int n2 = 0; n2 < DP / 16; ++n2) {
-        uint32_t bv[4];
-        ldsm_x4_trans(bv, vs + (kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LD + n2 * 16 + (lane / 16) * 8);
-        Mma<T>::run(o[2 * n2], a, bv[0], bv[1]);
-        Mma<T>::run(o[2 * n2 + 1], a, bv[2], bv[3]);
-      }
-    }
+    dev::accumulate_pv<T, BK, DP, LD>(o, s, vs);
     __syncthreads();  // every warp is done with V of this tile
     if (more) load_keys<T, DP, BK>(vs, vc, g, b, kvh, kt + BK, kb1);
     cp_async_commit();
@@ -256,20 +198,12 @@ cudaError_t launch_dp(void* out, const void* q, const void* kc, const void* vc, 
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t launch_typed(void* out, const void* q, const void* kc, const void* vc, const AttentionGeometry& g,
-                         cudaStream_t stream) {
-  if (g.d <= 64) return launch_dp<T, 64>(out, q, kc, vc, g, stream);
-  if (g.d <= 128) return launch_dp<T, 128>(out, q, kc, vc, g, stream);
-  return launch_dp<T, 256>(out, q, kc, vc, g, stream);
-}
-
 }  // namespace
 
 bool attention_flash_fits(const void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
                           const AttentionGeometry& g) {
   if (elem == launch::Elem::kF32 || g.d % 8 != 0 || g.d > 256) return false;
-  if (!dev::aligned16(out) || !dev::aligned16(q) || !dev::aligned16(kc) || !dev::aligned16(vc)) return false;
+  if (!attention_aligned16(out, q, kc, vc)) return false;
   const int64_t tiles = (g.rows + kBQ - 1) / kBQ;
   if (g.batch * tiles > 0x7fffffff) return false;
   return attention_device().major >= 8;
@@ -277,9 +211,9 @@ bool attention_flash_fits(const void* out, const void* q, const void* kc, const 
 
 cudaError_t attention_flash(void* out, const void* q, const void* kc, const void* vc, launch::Elem elem,
                             const AttentionGeometry& g, cudaStream_t stream) {
-  if (elem == launch::Elem::kBF16) return launch_typed<__nv_bfloat16>(out, q, kc, vc, g, stream);
-  if (elem == launch::Elem::kF16) return launch_typed<__half>(out, q, kc, vc, g, stream);
-  return cudaErrorInvalidValue;
+  return with_tensor_core_types(elem, g.d, [&](auto t, auto dp) {
+    return launch_dp<decltype(t), decltype(dp)::value>(out, q, kc, vc, g, stream);
+  });
 }
 
 }  // namespace fk::cuda
