@@ -25,8 +25,8 @@ struct FamilyRules {
   // Why `layout` cannot run `arch` with `workload`, one reason per entry (empty: it
   // can). The generic checks (dp divides the batch) are made by layout_misfits().
   std::vector<std::string> (*layout_misfits)(const Architecture&, const Workload&, const Layout&) = nullptr;
-  // The fullest rank's memory (memory.h). Required.
-  MemoryEstimate (*memory_estimate)(const Architecture&, const Workload&, const Layout&) = nullptr;
+  // The fullest rank's memory at its peak on a backend (memory.h). Required.
+  MemoryEstimate (*memory_estimate)(const Architecture&, const Workload&, const Layout&, DeviceKind) = nullptr;
 };
 
 class FamilyRegistry {

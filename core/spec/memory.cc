@@ -45,8 +45,8 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   return p;
 }
 
-MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l) {
-  return family_rules(a).memory_estimate(a, w, l);
+MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend) {
+  return family_rules(a).memory_estimate(a, w, l, backend);
 }
 
 std::string bytes_human(int64_t bytes) {

@@ -13,9 +13,9 @@ std::vector<std::string> never_tp2(const Architecture&, const Workload&, const L
   return {};
 }
 
-MemoryEstimate fixed_memory(const Architecture&, const Workload&, const Layout& l) {
+MemoryEstimate fixed_memory(const Architecture&, const Workload&, const Layout& l, DeviceKind backend) {
   MemoryEstimate m;
-  m.parameters = 100 * l.tp;
+  m.parameters = 100 * l.tp + (backend == DeviceKind::kCuda ? 1 : 0);
   m.weights_bytes = 1000;
   m.kv_cache_bytes = 20;
   m.activation_bytes = 3;
@@ -81,9 +81,10 @@ TEST(ModelFamilies, LayoutsAndMemoryGoToTheArchitecturesFamily) {
   const auto f2 = layout_misfits(a, w, {2, 1, 1});
   ASSERT_EQ(f2.size(), 1u);
   EXPECT_EQ(f2[0], "this family never runs at tp 2");
-  const MemoryEstimate m = memory_estimate(a, w, {2, 1, 1});
+  const MemoryEstimate m = memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCpu);
   EXPECT_EQ(m.parameters, 200);
   EXPECT_EQ(m.total(), 1023);
+  EXPECT_EQ(memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda).parameters, 201);  // the backend reaches the family
 }
 
 TEST(ModelFamilies, RegistryErrorsNameWhatIsWrong) {

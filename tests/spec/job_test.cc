@@ -25,7 +25,7 @@ spec::Job sample_job() {
   j.layout = {2, 1, 1};
   j.candidates.name = "baseline";
   j.seed = 7;
-  j.memory = spec::memory_estimate(j.arch, j.workload, j.layout);
+  j.memory = spec::memory_estimate(j.arch, j.workload, j.layout, j.backend);
   j.id = spec::job_compute_id(j);
   return j;
 }
@@ -312,18 +312,28 @@ TEST(Job, JobFilesMeetTheSpecLimits) {
 
 TEST(Memory, EstimateFollowsTheDocumentedFormula) {
   spec::Job j = sample_job();  // tiny: hidden 128, 2 layers, 8 heads / 2 kv, head_dim 16, inter 256, vocab 512
-  const auto m1 = spec::memory_estimate(j.arch, j.workload, {1, 1, 1});
+  ASSERT_EQ(j.arch.dtype, DType::kBF16);
+  const auto est = [&](spec::Layout l, DeviceKind backend = DeviceKind::kCuda) {
+    return spec::memory_estimate(j.arch, j.workload, l, backend);
+  };
+  const auto m1 = est({1, 1, 1});
   // Per layer: q 128x128, k/v 2x(128x32), o 128x128, 2 norms, MLP 3x128x256.
   const int64_t layer = 128 * 128 + 2 * 128 * 32 + 128 * 128 + 2 * 128 + 3 * 128 * 256;
   EXPECT_EQ(m1.parameters, 2 * layer + 512 * 128 /*embed*/ + 512 * 128 /*head*/ + 128 /*final norm*/);
-  EXPECT_EQ(m1.weights_bytes, m1.parameters * (2 + 4));  // bf16 plus the fp32 reference copy
-  EXPECT_EQ(m1.kv_cache_bytes, 2 /*layers*/ * 2 * 2 /*batch*/ * 16 * 2 /*kv heads*/ * 16 * 2);
-  const auto m2 = spec::memory_estimate(j.arch, j.workload, {2, 1, 1});
+  // A device holds one run at a time; the fullest is the fp32 reference run.
+  EXPECT_EQ(m1.weights_bytes, m1.parameters * 4);
+  EXPECT_EQ(m1.kv_cache_bytes, 2 /*layers*/ * 2 * 2 /*batch*/ * 16 * 2 /*kv heads*/ * 16 * 4);
+  // The CPU keeps the fp32 master beside the bf16 copy; the rest is the same.
+  const auto c1 = est({1, 1, 1}, DeviceKind::kCpu);
+  EXPECT_EQ(c1.weights_bytes, m1.parameters * (4 + 2));
+  EXPECT_EQ(c1.kv_cache_bytes, m1.kv_cache_bytes);
+  EXPECT_EQ(c1.activation_bytes, m1.activation_bytes);
+  const auto m2 = est({2, 1, 1});
   EXPECT_LT(m2.weights_bytes, m1.weights_bytes);
   EXPECT_EQ(m2.kv_cache_bytes * 2, m1.kv_cache_bytes);  // kv heads split over tp
-  const auto m4 = spec::memory_estimate(j.arch, j.workload, {4, 1, 1});
+  const auto m4 = est({4, 1, 1});
   EXPECT_EQ(m4.kv_cache_bytes, m2.kv_cache_bytes);  // kv heads replicated beyond 2
-  const auto p2 = spec::memory_estimate(j.arch, j.workload, {1, 2, 1});
+  const auto p2 = est({1, 2, 1});
   EXPECT_LT(p2.parameters, m1.parameters);
 }
 

@@ -43,7 +43,8 @@ std::vector<std::string> transformer_layout_misfits(const Architecture& a, const
   return out;
 }
 
-MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload& w, const Layout& l) {
+MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload& w, const Layout& l,
+                                           DeviceKind backend) {
   const DType dt = w.dtype_for(a);
   const int64_t bytes = static_cast<int64_t>(dtype_size(dt));
   const int64_t h = a.hidden_size;
@@ -62,7 +63,7 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
       int64_t ctx = positions;
       if (a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
         ctx = std::min(ctx, *a.attention.sliding_window);
-      m.kv_cache_bytes += 2 * batch * ctx * kvr * a.head_dim * bytes;
+      m.kv_cache_bytes += 2 * batch * ctx * kvr * a.head_dim * 4;  // the fp32 run's cache
     }
     if (stage == 0) {
       m.parameters += vocab_local * h;
@@ -72,7 +73,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     if (stage == l.pp - 1 && a.head.kind == HeadKind::kLm && !(a.embedding.tied && l.pp == 1))
       m.parameters += vocab_local * h;
     if (stage == l.pp - 1 && a.head.final_norm) m.parameters += h;
-    m.weights_bytes = m.parameters * (bytes + (dt == DType::kF32 ? 0 : 4));
+    // The fp32 run's weights; the CPU keeps its fp32 master beside the rounded copy.
+    const bool master_kept = backend == DeviceKind::kCpu && dt != DType::kF32;
+    m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
     // Per token (fp32 working set): residual + normed + attention out + q/k/v + MLP halves.
     const int64_t q = heads_per_rank(a, l.tp) * a.head_dim;
     const int64_t inter = a.moe.enabled() ? std::max(a.moe.moe_intermediate_size * a.moe.experts_per_token,
