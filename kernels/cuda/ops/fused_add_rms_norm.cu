@@ -21,14 +21,9 @@ __global__ void fused_add_rms_norm_kernel(T* x, T* res, const T* __restrict__ w,
     P* rr = reinterpret_cast<P*>(res) + r * packs;
     float ss = 0.f;
     for (int p = threadIdx.x; p < packs; p += blockDim.x) {
-      const P a = xr[p];
       P z = rr[p];
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        z.v[k] = dev::from_f32<T>(dev::to_f32(a.v[k]) + dev::to_f32(z.v[k]));
-        const float v = dev::to_f32(z.v[k]);
-        ss += v * v;
-      }
+      dev::add_into(xr[p], z);
+      ss = dev::add_squares(ss, z);
       rr[p] = z;
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
@@ -55,12 +50,8 @@ __global__ void fused_add_rms_norm_regs_kernel(T* x, T* res, const T* __restrict
     for (int i = 0; i < R; ++i) {
       const int p = threadIdx.x + i * blockDim.x;
       if (p >= packs) continue;
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        z[i].v[k] = dev::from_f32<T>(dev::to_f32(a[i].v[k]) + dev::to_f32(z[i].v[k]));
-        const float v = dev::to_f32(z[i].v[k]);
-        ss += v * v;
-      }
+      dev::add_into(a[i], z[i]);
+      ss = dev::add_squares(ss, z[i]);
       rr[p] = z[i];
     }
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);

@@ -20,14 +20,7 @@ __global__ void rms_norm_kernel(T* __restrict__ out, const T* __restrict__ x, co
     const P* xr = reinterpret_cast<const P*>(x) + r * packs;
     P* orow = reinterpret_cast<P*>(out) + r * packs;
     float ss = 0.f;
-    for (int p = threadIdx.x; p < packs; p += blockDim.x) {
-      const P a = xr[p];
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const float v = dev::to_f32(a.v[k]);
-        ss += v * v;
-      }
-    }
+    for (int p = threadIdx.x; p < packs; p += blockDim.x) ss = dev::add_squares(ss, xr[p]);
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
     for (int p = threadIdx.x; p < packs; p += blockDim.x) orow[p] = dev::scale_pack(xr[p], wp[p], inv);
   }
@@ -48,14 +41,8 @@ __global__ void rms_norm_regs_kernel(T* __restrict__ out, const T* __restrict__ 
       if (p < packs) a[i] = xr[p];
     }
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      if (threadIdx.x + i * blockDim.x >= packs) continue;
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const float v = dev::to_f32(a[i].v[k]);
-        ss += v * v;
-      }
-    }
+    for (int i = 0; i < R; ++i)
+      if (threadIdx.x + i * blockDim.x < packs) ss = dev::add_squares(ss, a[i]);
     const float inv = 1.f / sqrtf(dev::block_sum(ss) / hidden + eps);
     dev::row_regs_store_scaled(reinterpret_cast<P*>(out) + r * packs, a, wp, inv, packs);
   }

@@ -1,7 +1,7 @@
 // Device helpers of the row and elementwise CUDA baselines (nvcc, C++17), beside
 // elem.cuh: 16-byte packs of elements for vector loads, the alignment test that picks
-// the vector or the scalar path, grid sizes, rows held in registers, and a first-index
-// block argmax.
+// the vector or the scalar path, grid sizes, rows held in registers, the rms_norm
+// family's pack arithmetic, and a first-index block argmax.
 //
 // A Pack<T, N> is only read or written through a pointer that is N * sizeof(T)
 // aligned; callers test aligned16() on every base pointer and make every offset a
@@ -70,6 +70,24 @@ inline auto with_row_regs(int64_t packs, F&& f, G&& fallback) {
     case 8: return f(std::integral_constant<int, 8>{});
     default: return fallback();
   }
+}
+
+// ss plus the squares of a pack's elements, added one by one (fp32).
+template <typename T, int N>
+__device__ __forceinline__ float add_squares(float ss, const Pack<T, N>& a) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const float v = to_f32(a.v[k]);
+    ss += v * v;
+  }
+  return ss;
+}
+
+// z <- x + z element by element in fp32, rounded to T (fused_add_rms_norm's residual).
+template <typename T, int N>
+__device__ __forceinline__ void add_into(const Pack<T, N>& x, Pack<T, N>& z) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) z.v[k] = from_f32<T>(to_f32(x.v[k]) + to_f32(z.v[k]));
 }
 
 // a * inv * w, element by element in fp32, rounded to T: the normalised pack of the
