@@ -241,10 +241,10 @@ class ModelStage {
     const int64_t iterations = is_fp32 ? 1 : std::max<int64_t>(1, c_.iterations);
     // Decode steps of later iterations replay graphs (ModelStageConfig::graphs), one per
     // step, destroyed before the model.
-    const std::string eager = eager_reason(*model, is_fp32);
-    bool use_graphs = eager.empty();
-    if (!use_graphs && !is_fp32 && backend_->kind() != DeviceKind::kCpu && iterations > 1 && steps_.size() > 1)
-      note(fmt::format("{} run: decode steps stay eager: {}", run, eager));
+    const bool replayable = !is_fp32 && iterations > 1 && steps_.size() > 1 && backend_->kind() != DeviceKind::kCpu;
+    const std::string eager = replayable ? eager_reason(*model) : "";
+    bool use_graphs = replayable && eager.empty();
+    if (!eager.empty()) note(fmt::format("{} run: decode steps stay eager: {}", run, eager));
     std::vector<std::unique_ptr<kernels::Graph>> graphs(steps_.size());
     for (int64_t it = 0; it < iterations; ++it) {
       model->reset();
@@ -303,12 +303,11 @@ class ModelStage {
     }
   }
 
-  // Why the decode steps of a run stay eager after iteration 0 ("": they replay graphs).
-  std::string eager_reason(const Model& model, bool is_fp32) const {
+  // Why the decode steps of a run that has some after iteration 0, on a backend with
+  // graphs, stay eager ("": they replay graphs).
+  std::string eager_reason(const Model& model) const {
     auto several = [](const collectives::Communicator* c) { return c != nullptr && c->size() > 1; };
     if (!c_.graphs) return "graphs are off (model_stage.graphs: false)";
-    if (is_fp32 || c_.iterations < 2 || steps_.size() < 2) return "no later iteration has a decode step";
-    if (backend_->kind() == DeviceKind::kCpu) return "the cpu backend has no graphs";
     if (c_.selected || c_.select)
       return "candidates take part in this job; they run in sandboxed workers, outside any graph, so every run is "
              "timed eagerly alike";

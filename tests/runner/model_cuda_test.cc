@@ -19,6 +19,7 @@ namespace fk::runner {
 namespace {
 
 using test_support::tiny;
+using test_support::tiny_stage;
 
 double rel_l2(const Tensor& a, const Tensor& b) {
   double num = 0, den = 0;
@@ -50,13 +51,8 @@ TEST_P(CudaModelStage, MatchesTheCpuBackend) {
   if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
-  ModelStageConfig c;
-  c.arch = tiny(GetParam());
-  c.workload.name = "w";
-  c.workload.batch = 3;
-  c.workload.seq_len = 12;
+  ModelStageConfig c = tiny_stage(GetParam(), 3, 12, 0, 17);
   c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
-  c.seed = 17;
   const ModelStageOutput host = model_stage_run(c);
   c.backend = cuda.get();
   const ModelStageOutput dev = model_stage_run(c);
@@ -163,13 +159,8 @@ TEST_P(CudaModelStage, LaterIterationsReplayDecodeGraphs) {
   if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
-  ModelStageConfig c;
-  c.arch = tiny(GetParam());
-  c.workload.name = "w";
-  c.workload.batch = 2;
-  c.workload.seq_len = 8;
+  ModelStageConfig c = tiny_stage(GetParam(), 2, 8, 0, 3);
   c.workload.decode_steps = c.arch.attention.causal ? 3 : 0;
-  c.seed = 3;
   c.iterations = 3;
   c.backend = cuda.get();
   const ModelStageOutput out = model_stage_run(c);

@@ -5,6 +5,7 @@
 #include "core/spec/spec_file.h"
 #include "kernels/backend.h"
 #include "runner/model/transformer/weights.h"
+#include "runner/model_stage.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,20 @@ inline spec::Architecture tiny(const std::string& name) {
   auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
   EXPECT_TRUE(doc.has_value()) << d.to_string();
   return *doc->select("tiny");
+}
+
+// The model stage of `name`'s tiny preset over workload "w": `batch` sequences of
+// `seq_len` prompt tokens, then `decode_steps` decode steps, weights from `seed`.
+inline ModelStageConfig tiny_stage(const std::string& name, int64_t batch, int64_t seq_len, int64_t decode_steps,
+                                   uint64_t seed) {
+  ModelStageConfig c;
+  c.arch = tiny(name);
+  c.workload.name = "w";
+  c.workload.batch = batch;
+  c.workload.seq_len = seq_len;
+  c.workload.decode_steps = decode_steps;
+  c.seed = seed;
+  return c;
 }
 
 // A whole model and a TP x PP shard (TP rank 1 of 2, the last of 2 stages): the

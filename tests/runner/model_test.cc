@@ -24,6 +24,7 @@ namespace fk::runner {
 namespace {
 
 using test_support::tiny;
+using test_support::tiny_stage;
 
 // Element (r, c) of a 2-D fp32 tensor.
 float at(const Tensor& t, int64_t r, int64_t c) { return t.data_as<float>()[r * t.size(1) + c]; }
@@ -131,13 +132,7 @@ TEST(ModelStage, SwappedImplementationIsTracedAgainstBaselineAndFp32) {
                                  auto* bits = out.data_as<uint16_t>();
                                  for (int64_t i = 0; i < out.numel(); ++i) bits[i] &= 0xfff8;  // bf16: drop 3 bits
                                }};
-  ModelStageConfig c;
-  c.arch = tiny("llama-3.1-8b");
-  c.workload.name = "w";
-  c.workload.batch = 2;
-  c.workload.seq_len = 8;
-  c.workload.decode_steps = 1;
-  c.seed = 9;
+  ModelStageConfig c = tiny_stage("llama-3.1-8b", 2, 8, 1, 9);
   ImplSet sel = ImplSet::baseline(DeviceKind::kCpu);
   sel.set("rms_norm", &lossy);
   EXPECT_EQ(sel.overrides(), "rms_norm=test-lossy");
@@ -162,13 +157,7 @@ TEST(ModelStage, SwappedImplementationIsTracedAgainstBaselineAndFp32) {
 }
 
 TEST(ModelStage, EncoderTracesItsFinalHiddenStates) {
-  ModelStageConfig c;
-  c.arch = tiny("bert-base");
-  c.workload.name = "e";
-  c.workload.batch = 2;
-  c.workload.seq_len = 12;
-  c.workload.decode_steps = 0;
-  c.seed = 1;
+  const ModelStageConfig c = tiny_stage("bert-base", 2, 12, 0, 1);
   const ModelStageOutput out = model_stage_run(c);
   EXPECT_TRUE(out.logits.empty());
   bool final_row = false;
@@ -178,13 +167,7 @@ TEST(ModelStage, EncoderTracesItsFinalHiddenStates) {
 }
 
 TEST(ModelStage, SoftcappedSlidingModelRunsEveryStep) {
-  ModelStageConfig c;
-  c.arch = tiny("gemma-2-9b");
-  c.workload.name = "g";
-  c.workload.batch = 1;
-  c.workload.seq_len = 20;  // beyond the tiny window (16)
-  c.workload.decode_steps = 2;
-  c.seed = 4;
+  const ModelStageConfig c = tiny_stage("gemma-2-9b", 1, 20, 2, 4);  // 20 tokens: beyond the tiny window (16)
   const ModelStageOutput out = model_stage_run(c);
   ASSERT_EQ(out.logits.size(), 3u);
   for (const auto& l : out.logits) EXPECT_TRUE(std::isfinite(l.kl_sum_fp32));
@@ -222,12 +205,7 @@ TEST(ModelStage, EveryShippedArchitectureRunsItsTinyPreset) {
 // timings and no step row says it replayed a graph. An untimed Runtime (what a capture
 // uses) runs the ops but reports nothing.
 TEST(ModelStage, CpuStepsStayEagerAndUntimedOpsReportNothing) {
-  ModelStageConfig c;
-  c.arch = tiny("llama-3.1-8b");
-  c.workload.name = "w";
-  c.workload.batch = 2;
-  c.workload.seq_len = 6;
-  c.workload.decode_steps = 2;
+  ModelStageConfig c = tiny_stage("llama-3.1-8b", 2, 6, 2, 0);
   c.iterations = 3;
   c.record_instances = false;
   const ModelStageOutput out = model_stage_run(c);
