@@ -15,10 +15,16 @@ export LD_LIBRARY_PATH=$PWD/.deps/lib:${LD_LIBRARY_PATH:-}
   for p in libyaml-cpp-dev libboost-dev libhdf5-dev libgtest-dev libnccl-dev; do dpkg-query -W -f='${Package} ${Version}\n' "$p" 2>/dev/null; done
 } > "$out/versions.txt" 2>&1
 cat "$out/versions.txt"
+# cuDNN there is the pip wheel of the python environment (nvidia-cudnn-cu13), not in
+# the CUDA toolkit: its root (include/, lib/) is found through python.
+cudnn_root=${FK_CUDNN_ROOT:-$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null ||
+  ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null | head -1)}
+echo "cudnn root: ${cudnn_root:-not found (the toolkit's, if any)}" | tee -a "$out/versions.txt"
 t0=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON > "$out/configure.log" 2>&1 ||
+cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  ${cudnn_root:+-DFK_CUDNN_ROOT="$cudnn_root"} > "$out/configure.log" 2>&1 ||
   { tail -40 "$out/configure.log"; exit 1; }
-grep -E "FastKernels|Found (HDF5|GTest|Boost|yaml)" "$out/configure.log"
+grep -E "FastKernels|Found (HDF5|GTest|Boost|yaml)|cuDNN" "$out/configure.log"
 cmake --build build-gpu -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$out/build.log" | head -60; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 # Tests labelled gpu2 need two GPUs (one per rank); on a 1-GPU machine they are not
@@ -72,6 +78,15 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
       echo "fk-bench-ops $arch $wl: exit $?"
     done
   done
+  # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash
+  # kernel that cuDNN replaced for prefill, timed in the same call.
+  if [ "${FK_GPU_OPS_FLASH:-1}" = 1 ]; then
+    for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
+      echo "== FK_CUDNN_PATH=off (built-in kernels), $wl: attention rows" >> "$out/ops.txt"
+      FK_CUDNN_PATH=off build-gpu/bench/gpu/fk-bench-ops --arch specs/architectures/llama-3.1-8b.yaml \
+        --workload "specs/workloads/$wl.yaml" 2>&1 | grep -E "attention|copy|^op" >> "$out/ops.txt"
+    done
+  fi
   cat "$out/ops.txt"
   if [ "${FK_GPU_OPS_TORCH:-1}" = 1 ]; then
     python3 bench/gpu/ops_torch.py "$out"/ops-*.jsonl > "$out/ops-torch.txt" 2>&1

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_tracer.h"
+#include "kernels/cuda/cudnn_status.h"
 #include "kernels/cuda/fill_launch.h"
 #include "kernels/cuda/nvml.h"
 #include "kernels/cuda/ops/cuda_ops.h"
@@ -244,6 +245,7 @@ class CudaBackend final : public kernels::Backend {
     facts_.driver = fmt::format("cuda runtime {}.{}, driver api {}.{}", runtime / 1000, runtime % 1000 / 10,
                                 driver / 1000, driver % 1000 / 10);
     if (const std::string nv = nvml_driver_version(); !nv.empty()) facts_.driver += ", " + nv;
+    facts_.driver += ", " + cudnn_library().describe();  // the attention baseline's prefill engine
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_) == cudaSuccess) facts_.pci_bus_id = bus;
     // The judge's timing needs no persisting L2 lines: hold the limit at 0 (audit checks it).

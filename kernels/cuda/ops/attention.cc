@@ -1,7 +1,10 @@
 // CUDA attention baseline: unpacks the call (out, query, key_cache, value_cache;
-// scale, q_len, q_start, causal, window, softcap) for the launcher in attention.cu.
+// scale, q_len, q_start, causal, window, softcap), offers it to cuDNN's fused attention
+// (attention_cudnn.h: prefill, fp16/bf16, no soft-capping) and otherwise runs the
+// launcher in attention.cu (decode, split-KV, flash and general kernels).
 // supports() refuses head_dim above launch::kAttentionMaxHeadDim and more than 65535
 // KV heads (the grid's y dimension).
+#include "kernels/cuda/ops/attention_cudnn.h"
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/cuda_ops.h"
 #include "kernels/cuda/ops/host.h"
@@ -20,6 +23,26 @@ void register_cuda_attention(kernels::OpRegistry& reg) {
                 [](const kernels::OpCall& c) {
                   const Tensor& q = c.arg(kQuery);
                   const Tensor& kc = c.arg(kKeyCache);
+                  AttentionCudnnCall call;
+                  call.out = c.arg(kOut).data();
+                  call.query = q.data();
+                  call.key_cache = kc.data();
+                  call.value_cache = c.arg(kValueCache).data();
+                  call.elem = host::elem(q, "attention");
+                  call.batch = kc.size(0);
+                  call.cache_len = kc.size(1);
+                  call.q_len = c.iparam(kQLen);
+                  call.q_start = c.iparam(kQStart);
+                  call.q_heads = q.size(1);
+                  call.kv_heads = kc.size(2);
+                  call.head_dim = q.size(2);
+                  call.scale = static_cast<float>(c.param(kScale));
+                  call.causal = c.iparam(kCausal) != 0;
+                  call.window = c.iparam(kWindow);
+                  call.softcap = static_cast<float>(c.param(kSoftcap));
+                  if (call.q_len >= 1 && call.q_start >= 0 && call.q_start + call.q_len <= call.cache_len &&
+                      attention_cudnn(call, current_stream()).ran)
+                    return;
                   host::check_launch(
                       launch::attention(c.arg(kOut).data(), q.data(), kc.data(), c.arg(kValueCache).data(),
                                         host::elem(q, "attention"), kc.size(0), kc.size(1), c.iparam(kQLen),
