@@ -17,9 +17,12 @@ export LD_LIBRARY_PATH=$PWD/.deps/lib:${LD_LIBRARY_PATH:-}
 cat "$out/versions.txt"
 # cuDNN there is the pip wheel of the python environment (nvidia-cudnn-cu13), not in
 # the CUDA toolkit: its root (include/, lib/) is found through python.
-cudnn_root=${FK_CUDNN_ROOT:-$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null ||
-  ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null | head -1)}
-echo "cudnn root: ${cudnn_root:-not found (the toolkit's, if any)}" | tee -a "$out/versions.txt"
+cudnn_root=${FK_CUDNN_ROOT:-}
+if [ -z "$cudnn_root" ]; then
+  cudnn_root=$(python3 -c "import nvidia.cudnn as m; print(list(m.__path__)[0])" 2>/dev/null) ||
+    cudnn_root=$(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null | head -1)
+fi
+echo "cudnn root: ${cudnn_root:-not found, the CUDA toolkit one if any}" | tee -a "$out/versions.txt"
 t0=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   ${cudnn_root:+-DFK_CUDNN_ROOT="$cudnn_root"} > "$out/configure.log" 2>&1 ||
