@@ -7,6 +7,7 @@
 // key writes a zero sum.
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/row.cuh"
+#include "kernels/cuda/ops/scratch.h"
 
 #include <map>
 #include <mutex>
@@ -47,22 +48,6 @@ struct Merge {
     return cudaGetLastError();
   }
 };
-
-// The device's default memory pool keeps what it freed (the workspace is asked for at
-// every call).
-void keep_pool(int dev) {
-  static std::mutex mu;
-  static std::vector<bool> done;
-  std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<size_t>(dev) >= done.size()) done.resize(static_cast<size_t>(dev) + 1, false);
-  if (done[static_cast<size_t>(dev)]) return;
-  cudaMemPool_t pool;
-  if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
-    uint64_t keep = UINT64_MAX;
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-  }
-  done[static_cast<size_t>(dev)] = true;
-}
 
 }  // namespace
 
@@ -110,19 +95,16 @@ cudaError_t attention_decode_split(void* out, launch::Elem elem, const Attention
                                    const DecodeSplitPlan& plan, cudaStream_t stream, const DecodeLaunch& run) {
   const DecodeSplit sp = attention_split_for(g, plan);
   if (sp.splits == 1) return run(nullptr, nullptr, sp);
-  int dev = 0;
-  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
-  keep_pool(dev);
   const size_t rows = static_cast<size_t>(g.batch * g.q_heads);
   const size_t o_bytes = rows * static_cast<size_t>(sp.splits) * static_cast<size_t>(g.d) * sizeof(float);
   const size_t ml_bytes = rows * static_cast<size_t>(sp.splits) * 2 * sizeof(float);
   void* ws = nullptr;
-  if (const cudaError_t e = cudaMallocAsync(&ws, o_bytes + ml_bytes, stream); e != cudaSuccess) return e;
+  if (const cudaError_t e = scratch_alloc(&ws, o_bytes + ml_bytes, stream); e != cudaSuccess) return e;
   float* part_o = static_cast<float*>(ws);
   float* part_ml = reinterpret_cast<float*>(static_cast<char*>(ws) + o_bytes);
   cudaError_t e = run(part_o, part_ml, sp);
   if (e == cudaSuccess) e = FK_CUDA_DISPATCH_ELEM(elem, Merge, out, part_o, part_ml, rows, sp.splits, g.d, stream);
-  const cudaError_t f = cudaFreeAsync(ws, stream);
+  const cudaError_t f = scratch_free(ws, stream);
   return e == cudaSuccess ? f : e;
 }
 

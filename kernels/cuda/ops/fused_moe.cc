@@ -1,11 +1,12 @@
 // CUDA fused_moe baseline: unpacks the call (out, hidden_states, w13, w2, topk_weights
 // fp32, topk_ids int32; activation) for the launcher in fused_moe.cu, and owns its
-// scratch: cudaMallocAsync on current_stream() before the launch and cudaFreeAsync
-// after it, so the memory lives exactly as long as the enqueued work (no sync).
+// scratch (scratch.h: stream-ordered on current_stream(), allocated before the launch
+// and freed after it, so the memory lives exactly as long as the enqueued work).
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops/cuda_ops.h"
 #include "kernels/cuda/ops/fused_moe_launch.h"
 #include "kernels/cuda/ops/host.h"
+#include "kernels/cuda/ops/scratch.h"
 
 namespace fk::cuda {
 
@@ -25,13 +26,13 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                   const cudaStream_t stream = current_stream();
                   const size_t bytes = launch::fused_moe_workspace_bytes(elem, tokens, hidden, experts, inter, topk);
                   void* workspace = nullptr;
-                  if (bytes > 0) FK_CUDA_CHECK(cudaMallocAsync(&workspace, bytes, stream));
+                  if (bytes > 0) FK_CUDA_CHECK(scratch_alloc(&workspace, bytes, stream));
                   cudaError_t status = launch::fused_moe(
                       c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),
                       c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(), elem, tokens, hidden, experts,
                       inter, topk, static_cast<int>(c.iparam(0)), workspace, stream);
                   if (workspace != nullptr) {
-                    const cudaError_t freed = cudaFreeAsync(workspace, stream);
+                    const cudaError_t freed = scratch_free(workspace, stream);
                     if (status == cudaSuccess) status = freed;
                   }
                   host::check_launch(status, "fused_moe");
