@@ -110,6 +110,10 @@ struct DeviceWork {
   int64_t dropped = 0;      // records the tracer lost (the window is then not fully seen)
   std::string example;      // the first off-stream or late one ("kernel rms_norm_kernel on stream 13")
   std::string error;        // the device fault the window ended with, "" when none
+  // The first kDeviceWorkNames activities' names in the order recorded (kernels as the
+  // tracer names them, at most 120 characters; "memcpy DtoD", "memset"): for benchmarks.
+  static constexpr size_t kDeviceWorkNames = 8;
+  std::vector<std::string> names;
 };
 
 // Sees all device work of this process, on any stream, in windows. Used by the

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 namespace fk::kernels {
 
@@ -39,7 +40,9 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
   std::vector<std::unique_ptr<Timer>> timers;
   for (const Subject& s : subjects) {
     timers.push_back(backend.timer());
-    r.subjects.push_back(Measurement{s.name, {}, {}, 0, {}});
+    Measurement m;
+    m.name = s.name;
+    r.subjects.push_back(std::move(m));
   }
 
   for (int64_t w = 0; w < o.warmup; ++w) {
@@ -82,9 +85,17 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
         backend.synchronize();  // the flush is done before the other process's call
         r.subjects[j].seconds.push_back(s.timed(set));
       } else {
+        if (o.tracer != nullptr) o.tracer->begin();
         timers[j]->start();
         s.run(set);
         timers[j]->stop();
+        if (o.tracer != nullptr) {
+          const DeviceWork work = o.tracer->end();
+          if (!work.error.empty()) fail(ErrorKind::kRuntime, "measure: {}: the device failed: {}", s.name, work.error);
+          r.subjects[j].device_span.push_back(work.span_s);
+          if (r.subjects[j].device_span.size() == 1) r.subjects[j].device_names = work.names;
+          r.subjects[j].device_activities.push_back(work.activities);
+        }
         r.subjects[j].seconds.push_back(timers[j]->seconds());
       }
       r.subjects[j].throttled.push_back(throttled_now ? 1 : 0);
@@ -113,6 +124,7 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
   for (auto& m : r.subjects) {
     m.throttled_count = std::count(m.throttled.begin(), m.throttled.end(), uint8_t{1});
     m.summary = stats::summarize(m.seconds);
+    if (!m.device_span.empty()) m.span_summary = stats::summarize(m.device_span);
   }
   r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;

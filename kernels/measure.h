@@ -7,7 +7,8 @@
 //   prepare(set)   untimed: restore in-place arguments, rewrite inputs
 //   flush          untimed: backend.flush_cache(), when the plan says the rotation
 //                  alone does not push a set out of the cache before its next use
-//   start mark, run(set), stop mark   the timed window (marks on the backend's stream)
+//   start mark, run(set), stop mark   the timed window (marks on the backend's stream;
+//                  with MeasureOptions::tracer, inside a tracer window too)
 //   seconds        waits for the stop mark (a `timed` subject: what timed(set) returned)
 //   audit          backend.audit(): the device must still be as the judge set it
 //   check(set)     untimed: the caller's per-call checks (e.g. the outputs)
@@ -37,6 +38,13 @@ struct MeasureOptions {
   // Optional: after every subject's call of a round (warm-up rounds too), e.g. to hold
   // one subject's outputs against another's on the same inputs.
   std::function<void(int64_t set)> after_round;
+  // Optional: the backend's tracer (Backend::tracer()), for benchmarks that split a
+  // call's time. Each timed call of a `run` subject is then traced too: begin() after
+  // the flush and before the start mark (it waits for the device, so every call starts
+  // on an idle device), end() after the stop mark. Measurement::device_span gets the
+  // span of the call's device work: the timed window less what the device waited for
+  // the host (launch overhead, host work between launches). The judge does not use it.
+  DeviceTracer* tracer = nullptr;
 };
 
 // A subject gives `run` (timed here, by the backend's timer) or `timed`: a call timed
@@ -58,6 +66,12 @@ struct Measurement {
   std::vector<uint8_t> throttled;   // 1 where the device reported a power/thermal slowdown around the call
   int64_t throttled_count = 0;
   stats::Summary summary;           // of `seconds`
+  // With MeasureOptions::tracer: per timed call, first start to last end of its device
+  // work (0 where it ran none), and their summary.
+  std::vector<double> device_span;
+  std::vector<int64_t> device_activities;  // kernels, copies and memsets of each traced call
+  std::vector<std::string> device_names;   // DeviceWork::names of the first traced call
+  stats::Summary span_summary;
 };
 
 struct MeasureResult {

@@ -81,6 +81,7 @@ KernelTiming kernel_instance_time(kernels::Backend& backend, const kernels::OpIm
   kernels::MeasureOptions mo;
   mo.warmup = o.warmup;
   mo.iterations = o.iterations;
+  mo.tracer = o.tracer;
   out.measure = kernels::measure(backend, std::span(&subject, 1), plan, mo);
   if (!out.measure.audit.empty())
     fail(ErrorKind::kRuntime, "kernel stage: {} {}: {}", inst.op, inst.role, out.measure.audit);

@@ -50,6 +50,7 @@ struct KernelTimingOptions {
   int64_t warmup = 3, iterations = 20;
   double max_rotation_bytes = double(size_t{1} << 30);
   std::function<void()> tick;  // after every timed call (progress), or empty
+  kernels::DeviceTracer* tracer = nullptr;  // MeasureOptions::tracer (benchmarks only)
 };
 
 // The stream name the instance's inputs are drawn under ("kernel.<op>.<role>.<shape>.<params>").

@@ -11,9 +11,19 @@
 // counts, OpDef::bytes / flops), achieved GB/s and its share of the copy bandwidth,
 // TFLOP/s. --json writes the same rows (with the shape dims and params) for
 // bench/gpu/ops_torch.py, which times torch eager and torch.compile on the same shapes.
+//
+// --device-span traces every timed call with the backend's tracer (CUDA: CUPTI). The
+// figures are then those of the span of each call's device work, first start to last end
+// (what triton.testing.do_bench times: the launch's host overhead and latency left out),
+// beside the most kernels, copies and memsets one call ran; the names of one call's
+// device work are listed after the table. The timed window (event to event, the column
+// "window us") then includes the tracer's cost per launch and is not a figure of the op.
+// At the end the CUDA backend's cuDNN attention problems are listed (engine, workspace,
+// or why declined).
 #include "core/error.h"
 #include "core/spec/spec_file.h"
 #include "kernels/backends.h"
+#include "kernels/cuda/ops/attention_cudnn.h"
 #include "kernels/measure.h"
 #include "runner/kernel_stage.h"
 #include "runner/model_stage.h"
@@ -22,6 +32,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -72,6 +83,8 @@ int run(int argc, char** argv) {
   app.add_option("--copy-mib", copy_mib, "buffer size of the copy-bandwidth probe")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "input seed");
   app.add_option("--json", json_file, "also write the rows as JSON lines here");
+  bool device_span = false;
+  app.add_flag("--device-span", device_span, "also trace each call: the span of its device work and its activities");
   CLI11_PARSE(app, argc, argv);
 
   const auto arch_doc = load_doc<spec::ArchitectureDoc>(arch_file, "arch");
@@ -93,12 +106,19 @@ int run(int argc, char** argv) {
   const auto instances = runner::model_stage_instances(mc);
 
   const double copy_bw = copy_bandwidth(*backend, copy_mib << 20, warmup, iterations);
+  std::unique_ptr<kernels::DeviceTracer> tracer;
+  if (device_span) {
+    tracer = backend->tracer();
+    if (!tracer) fail(ErrorKind::kUnsupported, "--device-span: the {} backend has no device tracer", backend->name());
+  }
   fmt::print("device: {}\n", backend->facts().describe());
   fmt::print("model: {} ({}), workload {} ({}): batch {}, seq_len {}, {}\n", arch->name, scale, workload->name, scale,
              workload->batch, workload->seq_len, dtype_name(workload->dtype_for(*arch)));
   fmt::print("copy bandwidth ({} MiB, read + write): {:.0f} GB/s\n\n", copy_mib, copy_bw / 1e9);
-  fmt::print("{:<20} {:<22} {:<44} {:>11} {:>10} {:>9} {:>7} {:>8}\n", "op", "role", "shape", "median us", "MB",
-             "GB/s", "%copy", "TFLOP/s");
+  fmt::print("{:<20} {:<22} {:<44} {:>11} {:>10} {:>9} {:>7} {:>8}{}\n", "op", "role", "shape",
+             tracer ? "span us" : "median us", "MB", "GB/s", "%copy", "TFLOP/s",
+             tracer ? fmt::format(" {:>10} {:>5}", "window us", "acts") : "");
+  std::vector<std::string> work_lines;
   std::ofstream json;
   if (!json_file.empty()) {
     json.open(json_file);
@@ -113,16 +133,34 @@ int run(int argc, char** argv) {
       o.seed = seed;
       o.warmup = warmup;
       o.iterations = iterations;
+      o.tracer = tracer.get();
       const runner::KernelTiming timing = runner::kernel_instance_time(*backend, nullptr, inst, o);
       const auto& m = timing.measure;
-      const double t = m.subjects[0].summary.median, bytes = timing.bytes, flops = timing.flops;
-      fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>8.1f}\n", inst.op, inst.role, shape,
-                 t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw, flops / t / 1e12);
+      const double window = m.subjects[0].summary.median, span = m.subjects[0].span_summary.median;
+      const double t = tracer ? span : window, bytes = timing.bytes, flops = timing.flops;
+      const stats::Summary& figures = tracer ? m.subjects[0].span_summary : m.subjects[0].summary;
+      const auto& acts = m.subjects[0].device_activities;
+      const int64_t most_acts = acts.empty() ? 0 : *std::max_element(acts.begin(), acts.end());
+      if (t <= 0) fail(ErrorKind::kRuntime, "{} {}: no device time measured", inst.op, inst.role);
+      fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>8.1f}{}\n", inst.op, inst.role, shape,
+                 t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw, flops / t / 1e12,
+                 tracer ? fmt::format(" {:>10.2f} {:>5}", window * 1e6, most_acts) : "");
+      if (tracer) {
+        std::string names;
+        for (const auto& n : m.subjects[0].device_names) names += (names.empty() ? "" : "; ") + n;
+        work_lines.push_back(fmt::format("  {} {}: {}", inst.op, inst.role, names));
+      }
       if (json.is_open()) {
         nlohmann::json row = {{"op", inst.op},           {"role", inst.role},   {"dtype", dtype_name(inst.dtype)},
-                              {"params", inst.shape.params}, {"median_s", t},   {"p10_s", m.subjects[0].summary.p10},
-                              {"p90_s", m.subjects[0].summary.p90}, {"bytes", bytes}, {"flops", flops},
+                              {"params", inst.shape.params}, {"median_s", t},   {"p10_s", figures.p10},
+                              {"p90_s", figures.p90}, {"bytes", bytes}, {"flops", flops},
                               {"impl", timing.impl->name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
+        if (tracer) {
+          row["window_s"] = window;
+          row["device_span_s"] = span;
+          row["activities"] = most_acts;
+          row["device_work"] = m.subjects[0].device_names;
+        }
         for (const auto& [k, v] : inst.shape.dims) row["dims"][k] = v;
         json << row.dump() << "\n";
       }
@@ -131,6 +169,15 @@ int run(int argc, char** argv) {
       fmt::print("{:<20} {:<22} {:<44} failed: {}\n", inst.op, inst.role, shape, e.what());
     }
     std::fflush(stdout);
+  }
+  if (!work_lines.empty()) {
+    fmt::print("\ndevice work of one call (the first {} activities):\n", kernels::DeviceWork::kDeviceWorkNames);
+    for (const auto& line : work_lines) fmt::print("{}\n", line);
+  }
+  if (*kind == DeviceKind::kCuda) {
+    const auto plans = cuda::attention_cudnn_plans();
+    if (!plans.empty()) fmt::print("\ncuDNN attention problems:\n");
+    for (const auto& line : plans) fmt::print("  {}\n", line);
   }
   return failures == 0 ? 0 : 1;
 }

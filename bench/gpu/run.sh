@@ -72,22 +72,28 @@ fi
 # and a decode step of 32 sequences at context 2048), timed the kernel stage's way against
 # the copy bandwidth of the same run (fk-bench-ops), then torch eager and torch.compile
 # on the same rows (ops_torch.py). FK_GPU_OPS_ARCHS / FK_GPU_OPS_WORKLOADS widen it.
+# FK_GPU_OPS_SPAN=1 adds each call's device span (fk-bench-ops --device-span, CUPTI).
 if [ "${FK_GPU_OPS:-0}" = 1 ]; then
   : > "$out/ops.txt"
+  span=()
+  [ "${FK_GPU_OPS_SPAN:-0}" = 1 ] && span=(--device-span)
   for arch in ${FK_GPU_OPS_ARCHS:-llama-3.1-8b}; do
     for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
       build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" --workload "specs/workloads/$wl.yaml" \
-        --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
+        "${span[@]}" --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
       echo "fk-bench-ops $arch $wl: exit $?"
     done
   done
   # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash
   # kernel that cuDNN replaced for prefill, timed in the same call.
+  # And with cuDNN's graph without the row statistics first (FK_CUDNN_ATTENTION_FORM=plain).
   if [ "${FK_GPU_OPS_FLASH:-1}" = 1 ]; then
-    for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
-      echo "== FK_CUDNN_PATH=off (built-in kernels), $wl: attention rows" >> "$out/ops.txt"
-      FK_CUDNN_PATH=off build-gpu/bench/gpu/fk-bench-ops --arch specs/architectures/llama-3.1-8b.yaml \
-        --workload "specs/workloads/$wl.yaml" 2>&1 | grep -E "attention|copy|^op" >> "$out/ops.txt"
+    for setting in FK_CUDNN_PATH=off FK_CUDNN_ATTENTION_FORM=plain; do
+      for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
+        echo "== $setting, $wl: attention rows" >> "$out/ops.txt"
+        env "$setting" build-gpu/bench/gpu/fk-bench-ops --arch specs/architectures/llama-3.1-8b.yaml \
+          --workload "specs/workloads/$wl.yaml" "${span[@]}" 2>&1 | grep -E "attention|copy|^op|engine" >> "$out/ops.txt"
+      done
     done
   fi
   cat "$out/ops.txt"

@@ -61,6 +61,7 @@ class CudaTracer final : public kernels::DeviceTracer {
     uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
     for (const auto& a : acts) {
       ++w.activities;
+      if (w.names.size() < kernels::DeviceWork::kDeviceWorkNames) w.names.push_back(a.name.substr(0, 120));
       const bool timed = a.start_ns > 0 && a.end_ns >= a.start_ns;  // untimed: it had not finished when flushed
       if (timed) {
         first = std::min(first, a.start_ns);

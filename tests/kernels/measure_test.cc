@@ -242,5 +242,70 @@ TEST(Measure, TimedSubjectsReportTheirOwnSecondsAfterAWaitedFlush) {
   EXPECT_EQ(r.subjects[1].seconds, (std::vector<double>{5e-3, 5e-3}));
 }
 
+// A tracer wraps each timed call of a run() subject (after the flush, around the
+// marks); its spans are the subject's device_span, one per sample, summarised; a
+// timed subject is not traced; a device fault the tracer saw stops the loop.
+class ScriptedTracer final : public DeviceTracer {
+ public:
+  explicit ScriptedTracer(Script& s) : s_(s) {}
+  DeviceWork begin() override {
+    s_.log.push_back("trace.begin");
+    return {};
+  }
+  DeviceWork end() override {
+    s_.log.push_back("trace.end");
+    DeviceWork w;
+    w.span_s = s_.next_call_s / 2;  // the device was busy for half the window
+    w.activities = ++calls;
+    w.names = {"kernel " + std::to_string(calls)};
+    w.error = error;
+    return w;
+  }
+  std::string error;
+  int64_t calls = 0;
+
+ private:
+  Script& s_;
+};
+
+TEST(Measure, TracerSpansEachTimedCallOfARunSubject) {
+  Script s;
+  ScriptedBackend b(s, 0);
+  ScriptedTracer tracer(s);
+  Subject remote;
+  remote.name = "R";
+  remote.timed = [&s](int64_t) {
+    s.log.push_back("R.call");
+    return 1e-3;
+  };
+  const std::vector<Subject> subjects = {logged(s, "A", 4e-3), remote};
+  MeasureOptions o;
+  o.warmup = 0;
+  o.iterations = 2;
+  o.tracer = &tracer;
+  const MeasureResult r = measure(b, subjects, RotationPlan{1, true}, o);
+  const std::vector<std::string> want = {
+      "sync",                                                                                   // after warm-up
+      "A.prepare0", "flush", "trace.begin", "start", "A.run0", "stop", "trace.end", "A.check0",  // round 0: A R
+      "flush", "sync", "R.call",
+      "flush", "sync", "R.call",                                                                 // round 1: R A
+      "A.prepare0", "flush", "trace.begin", "start", "A.run0", "stop", "trace.end", "A.check0"};
+  EXPECT_EQ(s.log, want);
+  EXPECT_EQ(r.subjects[0].device_span, (std::vector<double>{2e-3, 2e-3}));
+  EXPECT_DOUBLE_EQ(r.subjects[0].span_summary.median, 2e-3);
+  EXPECT_EQ(r.subjects[0].device_activities, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(r.subjects[0].device_names, (std::vector<std::string>{"kernel 1"}));  // the first call's
+  EXPECT_EQ(r.subjects[0].seconds, (std::vector<double>{4e-3, 4e-3}));
+  EXPECT_TRUE(r.subjects[1].device_span.empty());
+
+  tracer.error = "cudaErrorIllegalAddress (an illegal memory access was encountered)";
+  try {
+    measure(b, std::span(subjects.data(), 1), RotationPlan{}, o);
+    ADD_FAILURE() << "a device fault seen by the tracer must stop the loop";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("A: the device failed: cudaErrorIllegalAddress"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fk::kernels
