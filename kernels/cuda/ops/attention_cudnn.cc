@@ -18,16 +18,19 @@
 
 #include "core/error.h"
 #include "kernels/cuda/cudnn_api.h"
+#include "kernels/cuda/ops/scratch.h"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -84,6 +87,8 @@ using Dims = std::array<int64_t, 4>;
 // Unique ids of the tensors bound at execution; virtual tensors count up from kVirtual.
 enum : int64_t { kQ = 1, kK, kV, kO, kScale, kNegInf, kShift, kLeft, kVirtual = 100 };
 
+constexpr int64_t kMaxCandidates = 8;
+
 cudnnDataType_t data_type(launch::Elem e) { return e == launch::Elem::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF; }
 
 // The problem: everything the plan depends on (pointers only through their alignment,
@@ -105,18 +110,30 @@ struct Problem {
   }
 };
 
+// An execution plan cuDNN finalized for the graph.
+struct Candidate {
+  std::unique_ptr<Desc> plan;
+  int64_t workspace = 0;
+  int64_t engine = -1;
+};
+
 struct Plan {
   // Every descriptor the plan was made from (declared first: destroyed after it).
   std::vector<std::unique_ptr<Desc>> owned;
   std::unique_ptr<Desc> plan;
   int64_t workspace = 0;
   int64_t engine = -1;
+  // Before the first call: every configuration the heuristics offered that finalized
+  // (at most kMaxCandidates, best first); the call times them and keeps the fastest.
+  std::vector<Candidate> candidates;
+  std::string tuning;  // what the timing found, for attention_cudnn_plans()
   bool masks_shift = false, masks_left = false;
+  bool stats = false;  // the graph has the row-statistics node
   std::vector<int64_t> uids;  // bound tensors, in variant-pack order
 };
 
-// Builds the operation graph of `p` and finalizes the first engine configuration that
-// accepts it. `with_stats` adds the row statistics (log-sum-exp) node the training
+// Builds the operation graph of `p` and finalizes the engine configurations of the
+// first heuristics mode that offers any (Plan::candidates). `with_stats` adds the row statistics (log-sum-exp) node the training
 // form has; some cuDNN versions only match the graph with it, others without.
 class GraphBuilder {
  public:
@@ -127,6 +144,7 @@ class GraphBuilder {
     const int64_t d = p_.d, L = p_.cache_len;
     const cudnnDataType_t io = data_type(p_.elem);
     auto plan = std::make_unique<Plan>();
+    plan->stats = with_stats;
 
     const Desc& q = tensor(kQ, io, {b, hq, sq, d}, {sq * hq * d, d, hq * d, 1});
     const Desc& kt = tensor(kK, io, {b, hk, d, skv}, {L * hk * d, d, 1, hk * d});
@@ -196,7 +214,7 @@ class GraphBuilder {
     std::string tried;
     for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
       try {
-        if (finalize_first_config(graph, mode, *plan)) {
+        if (finalize_configs(graph, mode, *plan)) {
           for (auto& t : tensors_) plan->owned.push_back(std::move(t));
           for (Desc& op : ops_) plan->owned.push_back(std::make_unique<Desc>(std::move(op)));
           for (Desc& k : keep_) plan->owned.push_back(std::make_unique<Desc>(std::move(k)));
@@ -246,9 +264,9 @@ class GraphBuilder {
     ops_.push_back(std::move(op));
   }
 
-  // y = mode(x, b) (b null for unary modes); returns y.
+  // y = mode(x, b) (b null for unary modes; t the condition of BINARY_SELECT); returns y.
   const Desc& pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t math, const Desc& x, const Desc* b, const Desc& y,
-                        int64_t axis = -1) {
+                        int64_t axis = -1, const Desc* t = nullptr) {
     Desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
         .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, math);
@@ -257,6 +275,7 @@ class GraphBuilder {
     Desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw).set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
     if (b != nullptr) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+    if (t != nullptr) op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y).finalize(fmt::format("pointwise operation {}", int(mode)));
     keep(std::move(pw));
     ops_.push_back(std::move(op));
@@ -269,20 +288,7 @@ class GraphBuilder {
 
   // y = t ? x : b.
   const Desc& select(const Desc& x, const Desc& b, const Desc& t, const Desc& y) {
-    Desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, CUDNN_POINTWISE_BINARY_SELECT)
-        .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
-        .finalize("binary select");
-    Desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y)
-        .finalize("binary select operation");
-    keep(std::move(pw));
-    ops_.push_back(std::move(op));
-    return y;
+    return pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, x, &b, y, -1, &t);
   }
 
   void reduce(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
@@ -301,7 +307,7 @@ class GraphBuilder {
 
   void keep(Desc&& d) { keep_.push_back(std::move(d)); }
 
-  bool finalize_first_config(const Desc& graph, cudnnBackendHeurMode_t mode, Plan& plan) {
+  bool finalize_configs(const Desc& graph, cudnnBackendHeurMode_t mode, Plan& plan) {
     const CudnnApi& api = cudnn_api();
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
@@ -321,22 +327,23 @@ class GraphBuilder {
     check(api.get_attribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
                             raw.data()),
           "cudnnBackendGetAttribute(ENGINEHEUR_RESULTS)");
-    for (int64_t i = 0; i < returned; ++i) {
-      Desc candidate(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      candidate.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle_)
+    for (int64_t i = 0; i < returned && static_cast<int64_t>(plan.candidates.size()) < kMaxCandidates; ++i) {
+      Candidate c;
+      c.plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      c.plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle_)
           .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[static_cast<size_t>(i)]);
-      if (api.finalize(candidate.get()) != CUDNN_STATUS_SUCCESS) continue;
+      if (api.finalize(c.plan->get()) != CUDNN_STATUS_SUCCESS) continue;
       int64_t n = 0;
-      check(api.get_attribute(candidate.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                              &plan.workspace),
+      check(api.get_attribute(c.plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                              &c.workspace),
             "cudnnBackendGetAttribute(EXECUTION_PLAN_WORKSPACE_SIZE)");
-      plan.engine = engine_index(configs[static_cast<size_t>(i)]);
-      plan.plan = std::make_unique<Desc>(std::move(candidate));
-      for (Desc& cfg : configs) plan.owned.push_back(std::make_unique<Desc>(std::move(cfg)));
-      plan.owned.push_back(std::make_unique<Desc>(std::move(heur)));
-      return true;
+      c.engine = engine_index(configs[static_cast<size_t>(i)]);
+      plan.candidates.push_back(std::move(c));
     }
-    return false;
+    if (plan.candidates.empty()) return false;
+    for (Desc& cfg : configs) plan.owned.push_back(std::make_unique<Desc>(std::move(cfg)));
+    plan.owned.push_back(std::make_unique<Desc>(std::move(heur)));
+    return true;
   }
 
   // The global index of the engine behind `config`, or -1 when cuDNN does not say.
@@ -389,6 +396,18 @@ cudnnHandle_t handle_for(State& st, int device) {
   return h;
 }
 
+// Which graph form is tried first: FK_CUDNN_ATTENTION_FORM=plain (no row statistics) or
+// stats (the default); the other is the fallback. Read once; anything else is an error.
+bool stats_form_first() {
+  static const bool first = [] {
+    const char* v = std::getenv("FK_CUDNN_ATTENTION_FORM");
+    if (v == nullptr || *v == '\0' || std::string_view(v) == "stats") return true;
+    if (std::string_view(v) == "plain") return false;
+    fail(ErrorKind::kInvalidArgument, "FK_CUDNN_ATTENTION_FORM={}: not 'stats' or 'plain'", v);
+  }();
+  return first;
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Why cuDNN does not take `c` whatever its engines support, or "" when it may.
@@ -406,6 +425,106 @@ std::string static_decline(const AttentionCudnnCall& c) {
   if (c.batch * c.q_heads * c.q_len > std::numeric_limits<int32_t>::max() || skv > std::numeric_limits<int32_t>::max())
     return "the problem exceeds 32-bit indices";
   return "";
+}
+
+void cuda_check(cudaError_t e, std::string_view call) {
+  if (e != cudaSuccess)
+    fail(ErrorKind::kRuntime, "attention (cuDNN): {} failed: {} ({})", call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+// Enqueues one execution of `exec` on `stream`, its workspace stream-ordered around it.
+// Throws fk::Error(kRuntime) naming the failed call.
+void execute(cudnnHandle_t handle, const Desc& exec, int64_t workspace_bytes, const std::vector<int64_t>& uids,
+             std::vector<void*>& pointers, cudaStream_t stream) {
+  const CudnnApi& api = cudnn_api();
+  const auto runtime_check = [](cudnnStatus_t s, std::string_view call) {
+    if (s != CUDNN_STATUS_SUCCESS) fail(ErrorKind::kRuntime, "attention (cuDNN): {}", cudnn_describe(s, call));
+  };
+  void* workspace = nullptr;
+  if (workspace_bytes > 0) cuda_check(scratch_alloc(&workspace, static_cast<size_t>(workspace_bytes), stream), "cudaMallocAsync");
+  try {
+    Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()))
+        .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
+             static_cast<int64_t>(pointers.size()))
+        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace)
+        .finalize("variant pack");
+    runtime_check(api.set_stream(handle, stream), "cudnnSetStream");
+    runtime_check(api.execute(handle, exec.get(), pack.get()), "cudnnBackendExecute");
+  } catch (const Declined& e) {
+    if (workspace != nullptr) scratch_free(workspace, stream);
+    fail(ErrorKind::kRuntime, "attention (cuDNN): {}", e.reason);
+  } catch (...) {
+    if (workspace != nullptr) scratch_free(workspace, stream);
+    throw;
+  }
+  if (workspace != nullptr) cuda_check(scratch_free(workspace, stream), "cudaFreeAsync");
+}
+
+// FK_CUDNN_AUTOTUNE=0 takes the heuristics' first configuration without timing.
+bool autotune() {
+  static const bool on = [] {
+    const char* v = std::getenv("FK_CUDNN_AUTOTUNE");
+    if (v == nullptr || *v == '\0' || std::string_view(v) == "1") return true;
+    if (std::string_view(v) == "0") return false;
+    fail(ErrorKind::kInvalidArgument, "FK_CUDNN_AUTOTUNE={}: not 0 or 1", v);
+  }();
+  return on;
+}
+
+// Sets plan.plan to the fastest of plan.candidates on this call's buffers: each runs
+// once, then kTuneRuns times between two events on `stream` (the output is written,
+// the inputs only read; the call's own execution follows). One candidate, or
+// FK_CUDNN_AUTOTUNE=0: the first. A candidate whose execution fails is left out; when
+// all fail, the first one's error is thrown. Outside stream capture only (a problem is
+// planned only there).
+void choose(Plan& plan, cudnnHandle_t handle, std::vector<void*>& pointers, cudaStream_t stream) {
+  constexpr int kTuneRuns = 3;
+  size_t best = 0;
+  std::string tuning;
+  if (plan.candidates.size() > 1 && autotune()) {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+      cudaEventDestroy(start);
+      cuda_check(e, "cudaEventCreate");
+    }
+    float best_ms = std::numeric_limits<float>::infinity();
+    std::string first_error;
+    for (size_t i = 0; i < plan.candidates.size(); ++i) {
+      const Candidate& cand = plan.candidates[i];
+      float ms = 0;
+      try {
+        execute(handle, *cand.plan, cand.workspace, plan.uids, pointers, stream);
+        cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+        for (int r = 0; r < kTuneRuns; ++r) execute(handle, *cand.plan, cand.workspace, plan.uids, pointers, stream);
+        cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+        cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      } catch (const Error& e) {
+        if (first_error.empty()) first_error = e.what();
+        tuning += fmt::format("{}engine {}: failed", tuning.empty() ? "" : ", ", cand.engine);
+        continue;
+      }
+      ms /= kTuneRuns;
+      tuning += fmt::format("{}engine {}: {:.1f} us", tuning.empty() ? "" : ", ", cand.engine, 1e3 * ms);
+      if (ms < best_ms) best_ms = ms, best = i;
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (!std::isfinite(best_ms)) fail(ErrorKind::kRuntime, "{}", first_error);
+    tuning = fmt::format("fastest of {} configurations ({})", plan.candidates.size(), tuning);
+  } else {
+    tuning = plan.candidates.size() == 1 ? "the one configuration offered"
+                                         : fmt::format("the first of {} configurations (FK_CUDNN_AUTOTUNE=0)",
+                                                       plan.candidates.size());
+  }
+  Candidate& chosen = plan.candidates[best];
+  plan.plan = std::move(chosen.plan);
+  plan.workspace = chosen.workspace;
+  plan.engine = chosen.engine;
+  plan.tuning = std::move(tuning);
+  plan.candidates.clear();
 }
 
 }  // namespace
@@ -433,19 +552,21 @@ AttentionCudnnOutcome attention_cudnn(const AttentionCudnnCall& c, cudaStream_t 
     if (capture != cudaStreamCaptureStatusNone) return {false, "first seen during stream capture (not planned)"};
     Entry entry;
     try {
+      const bool stats_first = stats_form_first();
       GraphBuilder builder(p, handle_for(st, device));
       std::string first;
       try {
-        entry.plan = builder.build(true);
+        entry.plan = builder.build(stats_first);
       } catch (const Declined& e) {
         first = e.reason;
       }
       if (!entry.plan) {
-        GraphBuilder plain(p, handle_for(st, device));
+        GraphBuilder other(p, handle_for(st, device));
         try {
-          entry.plan = plain.build(false);
+          entry.plan = other.build(!stats_first);
         } catch (const Declined& e) {
-          entry.reason = fmt::format("with row statistics: {}; without: {}", first, e.reason);
+          entry.reason = stats_first ? fmt::format("with row statistics: {}; without: {}", first, e.reason)
+                                     : fmt::format("without row statistics: {}; with: {}", first, e.reason);
         }
       }
     } catch (const Declined& e) {
@@ -453,11 +574,10 @@ AttentionCudnnOutcome attention_cudnn(const AttentionCudnnCall& c, cudaStream_t 
     }
     it = st.problems.emplace(p, std::move(entry)).first;
   }
-  const Entry& entry = it->second;
+  Entry& entry = it->second;
   if (!entry.plan) return {false, entry.reason};
-  const Plan& plan = *entry.plan;
+  Plan& plan = *entry.plan;
 
-  const CudnnApi& api = cudnn_api();
   const float scale = c.scale;
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const int32_t shift = static_cast<int32_t>(c.q_start);
@@ -476,33 +596,17 @@ AttentionCudnnOutcome attention_cudnn(const AttentionCudnnCall& c, cudaStream_t 
       default: fail(ErrorKind::kInternal, "attention (cuDNN): unbound tensor uid {}", uid);
     }
   }
-  const auto runtime_check = [](cudnnStatus_t s, std::string_view call) {
-    if (s != CUDNN_STATUS_SUCCESS) fail(ErrorKind::kRuntime, "attention (cuDNN): {}", cudnn_describe(s, call));
-  };
-  const auto cuda_check = [](cudaError_t e, std::string_view call) {
-    if (e != cudaSuccess)
-      fail(ErrorKind::kRuntime, "attention (cuDNN): {} failed: {} ({})", call, cudaGetErrorName(e), cudaGetErrorString(e));
-  };
-  void* workspace = nullptr;
-  if (plan.workspace > 0) cuda_check(cudaMallocAsync(&workspace, static_cast<size_t>(plan.workspace), stream), "cudaMallocAsync");
-  try {
-    Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, plan.uids.data(), static_cast<int64_t>(plan.uids.size()))
-        .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
-             static_cast<int64_t>(pointers.size()))
-        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace)
-        .finalize("variant pack");
-    const cudnnHandle_t handle = handle_for(st, device);
-    runtime_check(api.set_stream(handle, stream), "cudnnSetStream");
-    runtime_check(api.execute(handle, plan.plan->get(), pack.get()), "cudnnBackendExecute");
-  } catch (const Declined& e) {
-    if (workspace != nullptr) cudaFreeAsync(workspace, stream);
-    fail(ErrorKind::kRuntime, "attention (cuDNN): {}", e.reason);
-  } catch (...) {
-    if (workspace != nullptr) cudaFreeAsync(workspace, stream);
-    throw;
+  const cudnnHandle_t handle = handle_for(st, device);
+  if (!plan.plan) {  // the problem's first call (outside capture: planned just now)
+    try {
+      choose(plan, handle, pointers, stream);
+    } catch (const Error& e) {
+      entry.reason = fmt::format("no configuration ran: {}", e.what());
+      entry.plan.reset();  // later calls decline with the reason
+      throw;
+    }
   }
-  if (workspace != nullptr) cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
+  execute(handle, *plan.plan, plan.workspace, plan.uids, pointers, stream);
   return {true, ""};
 }
 
@@ -512,7 +616,9 @@ std::vector<std::string> attention_cudnn_plans() {
   std::vector<std::string> out;
   for (const auto& [p, e] : st.problems) {
     if (e.plan)
-      out.push_back(fmt::format("{}: cudnn engine {}, workspace {} B", p.describe(), e.plan->engine, e.plan->workspace));
+      out.push_back(fmt::format("{}: cudnn engine {} ({} row statistics), workspace {} B, {}", p.describe(),
+                                e.plan->engine, e.plan->stats ? "with" : "without", e.plan->workspace,
+                                e.plan->plan ? e.plan->tuning : "not yet chosen"));
     else
       out.push_back(fmt::format("{}: declined: {}", p.describe(), e.reason));
   }

@@ -9,8 +9,10 @@
 // Graph: S = scale * Q K^T (fp32), the causal band as index masks (row + q_start >= col;
 // with a window also col + window - q_start > row), softmax (max, exp, sum, divide;
 // fp32), O = P V with P in the data type. One execution plan per problem (shape,
-// dtype, mask, device), chosen by cuDNN's heuristics once and cached; the workspace,
-// if any, is stream-ordered (cudaMallocAsync), so a planned call can be captured in a
+// dtype, mask, device), the fastest of the configurations cuDNN's heuristics offer,
+// timed at the problem's first call on its buffers (FK_CUDNN_AUTOTUNE=0: the first
+// offered), and cached; the workspace,
+// if any, is stream-ordered (scratch.h), so a planned call can be captured in a
 // CUDA graph. A problem is planned only outside stream capture.
 //
 // attention_cudnn() declines (returns false with the reason) when cuDNN cannot take the
@@ -18,6 +20,10 @@
 // not a multiple of 8 or above 256, unaligned tensors, q_len 1 (the decode kernels are
 // faster), or no engine of this cuDNN supports the graph; the caller then runs its own
 // kernel. Declines are remembered per problem, so a refused shape costs one lookup.
+//
+// The graph is tried with the row-statistics node (log-sum-exp, unused) first and
+// without it second, since cuDNN versions differ in which form their engines match;
+// FK_CUDNN_ATTENTION_FORM=plain reverses the order (benchmarks time both).
 #pragma once
 
 #include "kernels/cuda/ops/elem.h"
