@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/mman.h>
@@ -19,12 +20,17 @@ class CpuAllocator final : public Allocator {
   static constexpr size_t kLargeBlock = size_t{32} << 20;
 
   void* allocate(size_t bytes, Device) override {
+    void* p = nullptr;
     if (bytes >= kLargeBlock) {
-      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      return p == MAP_FAILED ? nullptr : p;
+      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+    } else {
+      const size_t rounded = (bytes + 63) / 64 * 64;
+      p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+      if (p == nullptr) return nullptr;
     }
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    count(static_cast<int64_t>(bytes));
+    return p;
   }
   void deallocate(void* ptr, size_t bytes, Device) override {
     if (bytes >= kLargeBlock) {
@@ -32,8 +38,27 @@ class CpuAllocator final : public Allocator {
     } else {
       std::free(ptr);
     }
+    count(-static_cast<int64_t>(bytes));
   }
   bool allocates_zeroed(size_t bytes) const override { return bytes >= kLargeBlock; }
+  // Nothing is cached: reserved is what is in use (the bytes asked for; a large block's
+  // pages are committed only where written).
+  std::optional<MemoryUse> memory_use(Device) const override {
+    std::lock_guard lock(mu_);
+    return use_;
+  }
+  void reset_memory_peaks(Device) override {
+    std::lock_guard lock(mu_);
+    use_.reset_peaks();
+  }
+
+ private:
+  void count(int64_t bytes) {
+    std::lock_guard lock(mu_);
+    use_.add(bytes, bytes);
+  }
+  mutable std::mutex mu_;
+  MemoryUse use_;
 };
 
 CpuAllocator g_cpu_allocator;
@@ -65,6 +90,15 @@ std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::j
 
 void allocator_register(DeviceKind kind, Allocator* allocator) {
   g_allocators[static_cast<int>(kind)] = allocator;
+}
+
+std::optional<MemoryUse> memory_use(Device device) {
+  const Allocator* a = g_allocators[static_cast<int>(device.kind)];
+  return a == nullptr ? std::nullopt : a->memory_use(device);
+}
+
+void reset_memory_peaks(Device device) {
+  if (Allocator* a = g_allocators[static_cast<int>(device.kind)]; a != nullptr) a->reset_memory_peaks(device);
 }
 
 Storage::Storage(void* data, size_t bytes, Device device, bool owned)

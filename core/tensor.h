@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,12 +25,34 @@ int64_t shape_numel(const Shape& shape);
 Shape shape_contiguous_strides(const Shape& shape);
 std::string shape_string(const Shape& shape);
 
+// What an allocator holds for one device, in bytes: handed out to tensors (in_use) and
+// taken from the system (reserved: in use plus blocks cached for reuse), with the
+// highest of each since the peaks were last reset.
+struct MemoryUse {
+  int64_t in_use = 0, peak_in_use = 0, reserved = 0, peak_reserved = 0;
+  // Adds the deltas (negative: given back) and raises the peaks.
+  void add(int64_t in_use_bytes, int64_t reserved_bytes) {
+    in_use += in_use_bytes;
+    reserved += reserved_bytes;
+    peak_in_use = in_use > peak_in_use ? in_use : peak_in_use;
+    peak_reserved = reserved > peak_reserved ? reserved : peak_reserved;
+  }
+  void reset_peaks() {
+    peak_in_use = in_use;
+    peak_reserved = reserved;
+  }
+};
+
 // Allocator for one device kind. allocate() returns nullptr on failure.
 class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual void* allocate(size_t bytes, Device device) = 0;
   virtual void deallocate(void* ptr, size_t bytes, Device device) = 0;
+  // (optional) What it holds for `device`; nullopt where it does not count.
+  virtual std::optional<MemoryUse> memory_use(Device /*device*/) const { return std::nullopt; }
+  // (optional) Starts `device`'s peaks again at what it holds now.
+  virtual void reset_memory_peaks(Device /*device*/) {}
   // (optional) Whether allocate(bytes) returns memory already filled with zeros, so
   // that Tensor::zeros need not write it (the CPU allocator's large blocks are fresh
   // anonymous pages: zero, and not backed by memory until written).
@@ -39,6 +62,10 @@ class Allocator {
 // Installs the allocator for a device kind (the CPU one is built in). Not thread-safe
 // against concurrent allocation: call at start-up.
 void allocator_register(DeviceKind kind, Allocator* allocator);
+// The registered allocator's MemoryUse for `device` (nullopt: none registered, or it
+// does not count), and its peak reset.
+std::optional<MemoryUse> memory_use(Device device);
+void reset_memory_peaks(Device device);
 
 class Storage {
  public:

@@ -217,6 +217,24 @@ void write_model_stage(h5::Writer& w, const JobResult& r) {
                                 .add_column("graph", graph));
   }
   {
+    ms.set_attr("memory_estimate_bytes", r.memory_estimate_bytes);
+    std::vector<std::string> run, device;
+    std::vector<int64_t> rank, in_use, reserved;
+    for (const auto& m : r.memory) {
+      run.push_back(m.run);
+      rank.push_back(m.rank);
+      device.push_back(m.device);
+      in_use.push_back(m.peak_in_use_bytes);
+      reserved.push_back(m.peak_reserved_bytes);
+    }
+    ms.write_table("memory", h5::Table()
+                                 .add_column("run", run)
+                                 .add_column("rank", rank)
+                                 .add_column("device", device)
+                                 .add_column("peak_in_use_bytes", in_use)
+                                 .add_column("peak_reserved_bytes", reserved));
+  }
+  {
     std::vector<std::string> run, step, op, role;
     std::vector<int64_t> it, rank, layer, calls;
     std::vector<bool> comm;

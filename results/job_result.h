@@ -35,6 +35,8 @@ struct JobResult {
   spec::Job job;
   JobMeta meta;
   std::vector<StepTiming> steps;
+  std::vector<MemoryPeak> memory;      // one per (run, rank) where the allocator counts
+  int64_t memory_estimate_bytes = 0;   // the planner's per-rank estimate (core/spec/memory.h)
   std::vector<OpTiming> ops;
   std::vector<LayerError> layers;
   std::vector<LogitStats> logits;

@@ -13,6 +13,17 @@ void from_json(const json& j, StepTiming& r) {
        j.at("compute_s"), j.at("comm_s"),  j.value("graph", false)};
 }
 
+json to_json(const MemoryPeak& r) {
+  return {{"run", r.run},
+          {"rank", r.rank},
+          {"device", r.device},
+          {"peak_in_use_bytes", r.peak_in_use_bytes},
+          {"peak_reserved_bytes", r.peak_reserved_bytes}};
+}
+void from_json(const json& j, MemoryPeak& r) {
+  r = {j.at("run"), j.at("rank"), j.at("device"), j.at("peak_in_use_bytes"), j.at("peak_reserved_bytes")};
+}
+
 json to_json(const OpTiming& r) {
   return {{"run", r.run},   {"iteration", r.iteration}, {"step", r.step},   {"rank", r.rank},
           {"layer", r.layer}, {"op", r.op},             {"role", r.role},   {"comm", r.comm},

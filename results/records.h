@@ -26,6 +26,16 @@ struct StepTiming {
   bool graph = false;
 };
 
+// Peak memory of one run of the model stage on one rank's device (core/tensor.h
+// MemoryUse: what the allocator handed to tensors, and what it held from the system,
+// cached blocks included), from just before the run's weights were made to its end.
+struct MemoryPeak {
+  std::string run;  // "fp32", "baseline", "selected"
+  int64_t rank = 0;
+  std::string device;  // "cuda:0", "cpu"
+  int64_t peak_in_use_bytes = 0, peak_reserved_bytes = 0;
+};
+
 // Summed time of one op role in one layer (all micro-batches) of one step.
 struct OpTiming {
   std::string run;
@@ -112,11 +122,13 @@ struct CandidateSummary {
 };
 
 nlohmann::json to_json(const StepTiming& r);
+nlohmann::json to_json(const MemoryPeak& r);
 nlohmann::json to_json(const OpTiming& r);
 nlohmann::json to_json(const LayerError& r);
 nlohmann::json to_json(const LogitStats& r);
 nlohmann::json to_json(const KernelInstanceResult& r);
 void from_json(const nlohmann::json& j, StepTiming& r);
+void from_json(const nlohmann::json& j, MemoryPeak& r);
 void from_json(const nlohmann::json& j, OpTiming& r);
 void from_json(const nlohmann::json& j, LayerError& r);
 void from_json(const nlohmann::json& j, LogitStats& r);

@@ -3,6 +3,7 @@
 #include "collectives/grid.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/spec/memory.h"
 #include "kernels/blas_info.h"
 #include "kernels/backends.h"
 #include "results/job_result.h"
@@ -197,6 +198,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
 
   json payload = {{"host", hostname()},
                   {"steps", to_array(model.steps)},
+                  {"memory", to_array(model.memory)},
                   {"ops", to_array(model.ops)},
                   {"layers", to_array(model.layers)},
                   {"logits", to_array(model.logits)},
@@ -233,6 +235,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                                       candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
+  r.memory_estimate_bytes = spec::memory_estimate(job.arch, job.workload, job.layout, job.backend).total();
   const ModelFamily& family = model_family_of(job.arch);
   const auto steps = static_cast<int64_t>(family.steps(job.arch, job.workload).size());
   const ModelOutput output = family.output(job.arch);
@@ -254,6 +257,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
     if (const std::string s = p.at("device_state_start"); !s.empty()) r.meta.device_state_start.push_back(s);
     if (const std::string s = p.at("device_state_end"); !s.empty()) r.meta.device_state_end.push_back(s);
     from_array(p.at("steps"), r.steps);
+    from_array(p.at("memory"), r.memory);
     from_array(p.at("ops"), r.ops);
     from_array(p.at("layers"), r.layers);
     from_array(p.at("logits"), r.logits);

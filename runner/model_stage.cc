@@ -166,13 +166,20 @@ class ModelStage {
     };
     const ImplSet base = ImplSet::baseline(backend_->kind());
     prompt_ = model_stage_prompt(a_, w_, pl_, c_.seed);
-    run_one("fp32", timed_weights("fp32", DType::kF32, weights), base, true);
-    run_one("baseline", timed_weights("baseline", dtype, weights), c_.baseline ? *c_.baseline : base, false);
+    // Each run's peak memory counts from just before its weights are made to its end.
+    auto run = [&](const std::string& name, DType d, const ImplSet& impls, bool is_fp32) {
+      const Device device = backend_->device();
+      reset_memory_peaks(device);
+      run_one(name, timed_weights(name, d, weights), impls, is_fp32);
+      if (const auto use = memory_use(device))
+        out_.memory.push_back({name, c_.rank, backend_->name(), use->peak_in_use, use->peak_reserved});
+    };
+    run("fp32", DType::kF32, base, true);
+    run("baseline", dtype, c_.baseline ? *c_.baseline : base, false);
     if (c_.selected) {
-      run_one("selected", timed_weights("selected", dtype, weights), *c_.selected, false);
+      run("selected", dtype, *c_.selected, false);
     } else if (c_.select) {
-      if (auto chosen = c_.select(out_.instances))
-        run_one("selected", timed_weights("selected", dtype, weights), *chosen, false);
+      if (auto chosen = c_.select(out_.instances)) run("selected", dtype, *chosen, false);
     }
     if (pl_.last_stage() && !fp32_logits_.empty() && output_.kind == OutputKind::kLogits) {
       const int64_t b = pl_.batch_size(w_), v = output_.width;

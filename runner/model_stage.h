@@ -31,6 +31,7 @@ namespace fk::runner {
 using results::KernelInstanceResult;
 using results::LayerError;
 using results::LogitStats;
+using results::MemoryPeak;
 using results::OpTiming;
 using results::StepTiming;
 
@@ -67,6 +68,7 @@ struct ModelStageConfig {
 
 struct ModelStageOutput {
   std::vector<StepTiming> steps;
+  std::vector<MemoryPeak> memory;  // one per run, where the backend's allocator counts
   std::vector<OpTiming> ops;
   std::vector<LayerError> layers;
   std::vector<LogitStats> logits;

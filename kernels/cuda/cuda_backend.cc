@@ -71,19 +71,22 @@ class CachingAllocator final : public Allocator {
       if (!list.empty()) {
         void* p = list.back();
         list.pop_back();
+        use_[device.index].add(static_cast<int64_t>(size), 0);
         return p;
       }
     }
     void* p = fresh(size, device);
-    if (p != nullptr && pool != nullptr) {
+    if (p != nullptr) {
       std::lock_guard lock(mu_);
-      owner_[p] = pool;
+      if (pool != nullptr) owner_[p] = pool;
+      use_[device.index].add(static_cast<int64_t>(size), static_cast<int64_t>(size));
     }
     return p;
   }
   void deallocate(void* ptr, size_t bytes, Device device) override {
     const size_t size = block_size(bytes);
     std::lock_guard lock(mu_);
+    use_[device.index].add(-static_cast<int64_t>(size), 0);
     if (auto it = owner_.find(ptr); it != owner_.end()) {
       it->second->free[size].push_back(ptr);
     } else if (capturing_ != nullptr && capturing_->device == device.index) {
@@ -113,8 +116,20 @@ class CachingAllocator final : public Allocator {
     for (auto& [key, list] : free_)
       if (key.first == device) {
         for (void* p : list) cudaFree(p);
+        use_[device].add(0, -static_cast<int64_t>(key.second * list.size()));
         list.clear();
       }
+  }
+  // Blocks in use count their rounded size (block_size); blocks a graph's pool holds,
+  // or cached, count as reserved only.
+  std::optional<MemoryUse> memory_use(Device device) const override {
+    std::lock_guard lock(mu_);
+    const auto it = use_.find(device.index);
+    return it == use_.end() ? MemoryUse{} : it->second;
+  }
+  void reset_memory_peaks(Device device) override {
+    std::lock_guard lock(mu_);
+    use_[device.index].reset_peaks();
   }
 
  private:
@@ -138,7 +153,8 @@ class CachingAllocator final : public Allocator {
     return p;
   }
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  std::map<int, MemoryUse> use_;  // by device
   std::map<std::pair<int, size_t>, std::vector<void*>> free_;
   std::map<void*, GraphPool*> owner_;          // blocks of live graph pools
   static thread_local GraphPool* capturing_;   // the pool of this thread's capture

@@ -50,6 +50,27 @@ TEST(Tensor, ToDtypeConverts) {
   EXPECT_EQ(back.data_as<float>()[2], -2.5f);
 }
 
+// The CPU allocator counts what tensors hold; its peak starts again at a reset.
+TEST(Tensor, CpuAllocatorCountsBytesInUseAndTheirPeak) {
+  const Device cpu = Device::cpu();
+  reset_memory_peaks(cpu);
+  const auto before = memory_use(cpu);
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ(before->peak_in_use, before->in_use);
+  {
+    const Tensor small = Tensor::empty(DType::kF32, {1000});              // heap
+    const Tensor large = Tensor::empty(DType::kU8, {int64_t{40} << 20});  // its own mapping
+    const auto during = memory_use(cpu);
+    EXPECT_EQ(during->in_use - before->in_use, 4000 + (int64_t{40} << 20));
+    EXPECT_EQ(during->reserved, during->in_use);
+  }
+  const auto after = memory_use(cpu);
+  EXPECT_EQ(after->in_use, before->in_use);
+  EXPECT_EQ(after->peak_in_use - before->in_use, 4000 + (int64_t{40} << 20));
+  reset_memory_peaks(cpu);
+  EXPECT_EQ(memory_use(cpu)->peak_in_use, after->in_use);
+}
+
 TEST(Tensor, UnknownDeviceAllocatorIsAClearError) {
   // fk_core alone registers no CUDA allocator (the CUDA backend does, at start-up).
   try {

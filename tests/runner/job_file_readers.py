@@ -31,6 +31,18 @@ for path in files:
         steps = f["model_stage/steps"][()]
         if not np.all(steps["compute_s"] + steps["comm_s"] <= steps["total_s"] * 1.05 + 1e-4):
             problems.append(f"{path}: compute + comm exceed the step time")
+        # Peak memory of every run on every rank, against the planner's per-rank estimate
+        # of the fullest run (measured on the CPU smoke campaign: 0.88-1.02 of it).
+        memory = f["model_stage/memory"][()]
+        estimate = int(f["model_stage"].attrs["memory_estimate_bytes"])
+        if {(m["run"].decode() if isinstance(m["run"], bytes) else m["run"], int(m["rank"])) for m in memory} != \
+                {(r.decode() if isinstance(r, bytes) else r, int(k)) for r, k in zip(steps["run"], steps["rank"])}:
+            problems.append(f"{path}: memory rows are not one per (run, rank) of the steps")
+        if len(memory) == 0 or estimate <= 0 or not np.all(memory["peak_in_use_bytes"] > 0) or \
+                not np.all(memory["peak_in_use_bytes"] <= memory["peak_reserved_bytes"]):
+            problems.append(f"{path}: memory peaks missing, non-positive or in use above reserved")
+        elif not 0.5 * estimate <= memory["peak_in_use_bytes"].max() <= 1.5 * estimate:
+            problems.append(f"{path}: peak {memory['peak_in_use_bytes'].max()} B is far from the estimate {estimate} B")
         layers = f["model_stage/layers"][()]
         if len(layers) == 0 or not np.all(np.isfinite(layers["rel_err_vs_fp32"])):
             problems.append(f"{path}: layer trace empty or not finite")

@@ -60,6 +60,13 @@ TEST_P(CudaModelStage, MatchesTheCpuBackend) {
   ASSERT_EQ(dev.steps.size(), host.steps.size());
   ASSERT_EQ(dev.layers.size(), host.layers.size());
   ASSERT_FALSE(dev.ops.empty());
+  // Peak memory is the device's (the caching allocator's), not the host's.
+  ASSERT_EQ(dev.memory.size(), host.memory.size());
+  for (const auto& m : dev.memory) {
+    EXPECT_EQ(m.device, "cuda:0") << m.run;
+    EXPECT_GT(m.peak_in_use_bytes, 0) << m.run;
+    EXPECT_LE(m.peak_in_use_bytes, m.peak_reserved_bytes) << m.run;
+  }
   for (const auto& op : dev.ops) EXPECT_GE(op.seconds, 0) << op.op << " " << op.role;
   if (c.arch.head.kind == spec::HeadKind::kLm) {
     ASSERT_TRUE(dev.fp32_logits.defined());

@@ -1,6 +1,7 @@
 // Model-level unit tests on one rank: weight sharding equals slicing the full model,
 // rope scaling, swapping an op implementation without touching model code, and the
 // shape pass (the op instances of a model without computing it).
+#include "core/spec/memory.h"
 #include "core/spec/spec_file.h"
 #include "model_fixtures.h"
 #include "kernels/backends.h"
@@ -154,6 +155,23 @@ TEST(ModelStage, SwappedImplementationIsTracedAgainstBaselineAndFp32) {
   for (const auto& l : out.logits) saw_selected_logits |= l.run == "selected";
   EXPECT_TRUE(saw_selected_logits);
   EXPECT_FALSE(out.instances.empty());
+}
+
+// Each run records its peak memory on the backend's device: at least its weights (on
+// the CPU the fp32 master stays for every run), and in use never above reserved.
+TEST(ModelStage, EveryRunRecordsItsPeakMemory) {
+  const ModelStageConfig c = tiny_stage("llama-3.1-8b", 2, 8, 1, 5);
+  const ModelStageOutput out = model_stage_run(c);
+  ASSERT_EQ(out.memory.size(), 2u);
+  EXPECT_EQ(out.memory[0].run, "fp32");
+  EXPECT_EQ(out.memory[1].run, "baseline");
+  const spec::MemoryEstimate est = spec::memory_estimate(c.arch, c.workload, spec::Layout{}, DeviceKind::kCpu);
+  for (const MemoryPeak& m : out.memory) {
+    EXPECT_EQ(m.device, "cpu");
+    EXPECT_EQ(m.rank, 0);
+    EXPECT_GE(m.peak_in_use_bytes, est.parameters * 4) << m.run << ": the fp32 master alone is this much";
+    EXPECT_LE(m.peak_in_use_bytes, m.peak_reserved_bytes) << m.run;
+  }
 }
 
 TEST(ModelStage, EncoderTracesItsFinalHiddenStates) {
