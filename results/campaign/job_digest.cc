@@ -170,6 +170,19 @@ JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id)
       if (std::isnan(d.kernel_max_rel_l2) || rel[i] > d.kernel_max_rel_l2) d.kernel_max_rel_l2 = rel[i];
     }
   }
+  if (root.exists("model_stage")) {
+    const h5::Group ms = root.open_group("model_stage");
+    d.memory_estimate_bytes = int_attr(ms, "memory_estimate_bytes", 0);
+    if (has_table(ms, "memory")) {
+      const h5::Table t = ms.read_table("memory");
+      const auto& in_use = t.column<int64_t>("peak_in_use_bytes");
+      const auto& reserved = t.column<int64_t>("peak_reserved_bytes");
+      for (size_t i = 0; i < t.rows(); ++i) {
+        d.peak_memory_bytes = std::max(d.peak_memory_bytes, in_use[i]);
+        d.peak_reserved_bytes = std::max(d.peak_reserved_bytes, reserved[i]);
+      }
+    }
+  }
   d.baseline = run_figures(root, "baseline");
   d.selected = run_figures(root, "selected");
   d.e2e_speedup = model_time_speedup(d.baseline.model_s, d.selected.model_s);

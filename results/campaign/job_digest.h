@@ -49,6 +49,9 @@ struct JobDigest {
   RunFigures baseline, selected;
   int64_t candidates = 0, candidates_passed = 0;
   double e2e_speedup = 0;  // model_time_speedup(baseline.model_s, selected.model_s): NaN without a selected run
+  // model_stage/memory: the largest peak over runs and ranks (the fullest rank's), and
+  // the planner's per-rank estimate; 0 where the job file has none.
+  int64_t peak_memory_bytes = 0, peak_reserved_bytes = 0, memory_estimate_bytes = 0;
 };
 
 // Reads the digest of the job rooted at `root`. `fallback_id` names the job when the

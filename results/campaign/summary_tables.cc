@@ -63,6 +63,9 @@ std::vector<Key> job_row(const JobDigest& d, const std::string& source_file) {
                     {"e2e_speedup", d.e2e_speedup},
                     {"candidates", d.candidates},
                     {"candidates_passed", d.candidates_passed},
+                    {"peak_memory_bytes", d.peak_memory_bytes},
+                    {"peak_reserved_bytes", d.peak_reserved_bytes},
+                    {"memory_estimate_bytes", d.memory_estimate_bytes},
                     {"device", d.device},
                     {"source_file", source_file}};
 }

@@ -82,6 +82,13 @@ JobResult synthetic_job(const SyntheticJobSpec& s) {
   std::vector<std::string> steps = {"prefill"};
   for (int64_t d = 0; d < s.decode_steps; ++d) steps.push_back("decode." + std::to_string(d));
   const std::vector<std::string> roles = {"attn.qkv_proj", "attn.attention", "mlp.gate_up_proj", "mlp.down_proj"};
+  // Peak memory: the fp32 run holds twice what the others do, rank k 4 KiB more than rank 0.
+  r.memory_estimate_bytes = 2 * s.layers * (int64_t{1} << 20);
+  for (const std::string& run : runs)
+    for (int64_t k = 0; k < ranks; ++k) {
+      const int64_t in_use = (run == "fp32" ? 2 : 1) * s.layers * (int64_t{1} << 20) + k * 4096;
+      r.memory.push_back({run, k, "cpu", in_use, in_use + in_use / 4});
+    }
   for (const std::string& run : runs) {
     const double run_scale = run == "selected" ? 1.0 / s.e2e_speedup : 1.0;
     for (int64_t it = 0; it < s.model_iterations; ++it)

@@ -79,6 +79,10 @@ TEST_F(MergeTest, CopiesEveryJobAndBuildsSummaries) {
   EXPECT_EQ(jobs.column<std::string>("family"), (std::vector<std::string>{"llama", "llama", "gemma2"}));
   EXPECT_EQ(jobs.column<int64_t>("kernels_total")[2], 5);
   EXPECT_EQ(jobs.column<int64_t>("candidates_passed")[1], 1);
+  // Job 2 is tp2: its fullest rank (1) in its fullest run (fp32), synthetic_job's 4-layer figures.
+  EXPECT_EQ(jobs.column<int64_t>("peak_memory_bytes")[1], 2 * 4 * (int64_t{1} << 20) + 4096);
+  EXPECT_EQ(jobs.column<int64_t>("peak_reserved_bytes")[1], (2 * 4 * (int64_t{1} << 20) + 4096) * 5 / 4);
+  EXPECT_EQ(jobs.column<int64_t>("memory_estimate_bytes")[1], 2 * 4 * (int64_t{1} << 20));
   EXPECT_NEAR(jobs.column<double>("e2e_speedup")[1], 1.25, 0.1);
   EXPECT_TRUE(std::isnan(jobs.column<double>("e2e_speedup")[0]));  // no selected run
   EXPECT_NEAR(jobs.column<double>("baseline_rel_err_vs_fp32")[0], 4e-3, 1e-12);  // layer 3 of 4, prefill
