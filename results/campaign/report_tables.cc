@@ -1,5 +1,6 @@
 #include "results/campaign/report_tables.h"
 
+#include "core/spec/memory.h"
 #include "results/campaign/text_table.h"
 
 #include <fmt/format.h>
@@ -66,7 +67,7 @@ std::vector<ReportTable> report_tables(const ReportData& data) {
   }
   {
     std::vector<std::string> header = {"ARCHITECTURE", "WORKLOAD", "LAYOUT", "STATUS", "MODEL TIME", "COMPUTE", "COMM",
-                                       "COMM %", "VS 1 RANK", "LAST-LAYER ERR", "TOP-1", "KL"};
+                                       "COMM %", "VS 1 RANK", "LAST-LAYER ERR", "TOP-1", "KL", "PEAK MEM", "OF ESTIMATE"};
     if (cand) header.insert(header.end(), {"SET", "E2E", "SELECTED ERR"});
     ReportTable t{"", header, {}};
     for (const JobDigest* d : report_sorted_jobs(data)) {
@@ -75,14 +76,20 @@ std::vector<ReportTable> report_tables(const ReportData& data) {
       std::vector<std::string> row = {d->keys.architecture, d->keys.workload, d->keys.layout, d->status,
                                       fmt_seconds(b.model_s), fmt_seconds(b.compute_s), fmt_seconds(b.comm_s),
                                       fmt_percent(comm_frac), fmt_speedup(report_layout_speedup(data, *d)),
-                                      fmt_sci(b.last_layer_err), fmt_percent(b.top1), fmt_sci(b.kl)};
+                                      fmt_sci(b.last_layer_err), fmt_percent(b.top1), fmt_sci(b.kl),
+                                      d->peak_memory_bytes > 0 ? spec::bytes_human(d->peak_memory_bytes) : "-",
+                                      d->peak_memory_bytes > 0 && d->memory_estimate_bytes > 0
+                                          ? fmt_percent(static_cast<double>(d->peak_memory_bytes) /
+                                                        static_cast<double>(d->memory_estimate_bytes))
+                                          : "-"};
       if (cand)
         row.insert(row.end(), {d->keys.candidate_set.empty() ? "-" : d->keys.candidate_set, fmt_speedup(d->e2e_speedup),
                                fmt_sci(d->selected.last_layer_err)});
       t.rows.push_back(std::move(row));
     }
     tables.push_back(finish("Model stage per job (baseline run: time of prefill + decode steps, compute vs communication, "
-                            "error vs the fp32 run)", t));
+                            "error vs the fp32 run; peak memory of the fullest rank and run, and its share of the "
+                            "planner's estimate)", t));
   }
   {
     std::vector<std::string> header = {"FAMILY", "ARCHS", "JOBS", "KERNELS PASSED", "GEOMEAN LAST-LAYER ERR"};

@@ -116,6 +116,15 @@ TEST_F(ReportTest, BaselineOnlyCampaignStillReportsTimesAndPrecision) {
   EXPECT_NE(text.find("COMM %"), std::string::npos);
   EXPECT_NE(text.find("LAST-LAYER ERR"), std::string::npos);
   EXPECT_EQ(text.find("Candidates per job"), std::string::npos);
+  // synthetic_job's peak memory: the one-rank job's fp32 run at 8 MiB, all of its estimate.
+  EXPECT_NE(text.find("PEAK MEM"), std::string::npos);
+  int memory_rows = 0;
+  for (size_t at = text.find("8.0 MiB"); at != std::string::npos; at = text.find("8.0 MiB", at + 1)) {
+    const std::string rest = text.substr(at, text.find('\n', at) - at);
+    EXPECT_EQ(rest.substr(rest.find_last_not_of(' ') - 3, 4), "100%") << rest;  // the last column
+    ++memory_rows;
+  }
+  EXPECT_EQ(memory_rows, 2) << text;
   // The tp2 job against the same job on one rank.
   const JobDigest* tp2 = data.jobs[0].keys.tp == 2 ? &data.jobs[0] : &data.jobs[1];
   EXPECT_NEAR(report_layout_speedup(data, *tp2), 2.0, 0.3);
