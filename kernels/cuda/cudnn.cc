@@ -3,6 +3,7 @@
 // points live in one heap object that is never destroyed (plans and handles made from
 // it are kept until the process exits).
 #include "kernels/cuda/cudnn_api.h"
+#include "kernels/cuda/dl.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -21,12 +22,6 @@ struct Loaded {
   CudnnLibrary library;
   CudnnApi api;
 };
-
-template <typename F>
-bool resolve(void* lib, F& f, const char* name) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -58,17 +53,10 @@ Loaded load(const std::string& setting) {
     lib.error = "disabled by FK_CUDNN_PATH=off";
     return out;
   }
-  std::string tried;
-  void* handle = nullptr;
-  for (const std::string& name : candidates(setting)) {
-    handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      lib.path = name;
-      break;
-    }
-    const char* why = dlerror();
-    tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why != nullptr ? why : name);
-  }
+  const DlOpened opened = dl_open_first(candidates(setting));
+  void* handle = opened.handle;
+  const std::string& tried = opened.tried;
+  lib.path = opened.name;
   if (handle == nullptr) {
     lib.error = setting.empty()
                     ? fmt::format("cannot load cuDNN 9 ({}); install it (the CUDA toolkit's or the pip wheel "
@@ -79,18 +67,18 @@ Loaded load(const std::string& setting) {
   }
   CudnnApi& a = out.api;
   const std::pair<bool, const char*> required[] = {
-      {resolve(handle, a.get_version, "cudnnGetVersion"), "cudnnGetVersion"},
-      {resolve(handle, a.error_string, "cudnnGetErrorString"), "cudnnGetErrorString"},
-      {resolve(handle, a.last_error_string, "cudnnGetLastErrorString"), "cudnnGetLastErrorString"},
-      {resolve(handle, a.create, "cudnnCreate"), "cudnnCreate"},
-      {resolve(handle, a.destroy, "cudnnDestroy"), "cudnnDestroy"},
-      {resolve(handle, a.set_stream, "cudnnSetStream"), "cudnnSetStream"},
-      {resolve(handle, a.create_descriptor, "cudnnBackendCreateDescriptor"), "cudnnBackendCreateDescriptor"},
-      {resolve(handle, a.destroy_descriptor, "cudnnBackendDestroyDescriptor"), "cudnnBackendDestroyDescriptor"},
-      {resolve(handle, a.set_attribute, "cudnnBackendSetAttribute"), "cudnnBackendSetAttribute"},
-      {resolve(handle, a.get_attribute, "cudnnBackendGetAttribute"), "cudnnBackendGetAttribute"},
-      {resolve(handle, a.finalize, "cudnnBackendFinalize"), "cudnnBackendFinalize"},
-      {resolve(handle, a.execute, "cudnnBackendExecute"), "cudnnBackendExecute"},
+      {dl_resolve(handle, a.get_version, "cudnnGetVersion"), "cudnnGetVersion"},
+      {dl_resolve(handle, a.error_string, "cudnnGetErrorString"), "cudnnGetErrorString"},
+      {dl_resolve(handle, a.last_error_string, "cudnnGetLastErrorString"), "cudnnGetLastErrorString"},
+      {dl_resolve(handle, a.create, "cudnnCreate"), "cudnnCreate"},
+      {dl_resolve(handle, a.destroy, "cudnnDestroy"), "cudnnDestroy"},
+      {dl_resolve(handle, a.set_stream, "cudnnSetStream"), "cudnnSetStream"},
+      {dl_resolve(handle, a.create_descriptor, "cudnnBackendCreateDescriptor"), "cudnnBackendCreateDescriptor"},
+      {dl_resolve(handle, a.destroy_descriptor, "cudnnBackendDestroyDescriptor"), "cudnnBackendDestroyDescriptor"},
+      {dl_resolve(handle, a.set_attribute, "cudnnBackendSetAttribute"), "cudnnBackendSetAttribute"},
+      {dl_resolve(handle, a.get_attribute, "cudnnBackendGetAttribute"), "cudnnBackendGetAttribute"},
+      {dl_resolve(handle, a.finalize, "cudnnBackendFinalize"), "cudnnBackendFinalize"},
+      {dl_resolve(handle, a.execute, "cudnnBackendExecute"), "cudnnBackendExecute"},
   };
   for (const auto& [ok, name] : required) {
     if (!ok) {

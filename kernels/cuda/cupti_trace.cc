@@ -13,6 +13,7 @@
 #include "kernels/cuda/cupti_trace.h"
 
 #include "core/error.h"
+#include "kernels/cuda/dl.h"
 
 #include <cupti_activity.h>
 #include <cupti_result.h>
@@ -83,32 +84,18 @@ struct Cupti {
   std::string error;                                          // why CUPTI is unusable; empty when loaded
 };
 
-template <typename F>
-bool resolve(void* lib, F& f, const char* name) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 Cupti load() {
   Cupti c;
-  const char* const names[] = {
+  const DlOpened opened = dl_open_first({
 #ifdef FK_CUPTI_LIBRARY
       FK_CUPTI_LIBRARY,
 #endif
       "libcupti.so.13",
       "libcupti.so",
-  };
-  void* lib = nullptr;
-  std::string tried;
-  for (const char* name : names) {
-    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (lib != nullptr) {
-      c.library = name;
-      break;
-    }
-    const char* why = dlerror();
-    tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why != nullptr ? why : name);
-  }
+  });
+  void* lib = opened.handle;
+  const std::string& tried = opened.tried;
+  c.library = opened.name;
   if (lib == nullptr) {
     c.error = fmt::format(
         "cannot load CUPTI, needed to trace device activity ({}); install the CUDA "
@@ -116,17 +103,17 @@ Cupti load() {
         tried);
     return c;
   }
-  resolve(lib, c.num_dropped, "cuptiActivityGetNumDroppedRecords");
-  resolve(lib, c.error_message, "cuptiGetErrorMessage");
+  dl_resolve(lib, c.num_dropped, "cuptiActivityGetNumDroppedRecords");
+  dl_resolve(lib, c.error_message, "cuptiGetErrorMessage");
   const std::pair<bool, const char*> required[] = {
-      {resolve(lib, c.enable, "cuptiActivityEnable"), "cuptiActivityEnable"},
-      {resolve(lib, c.disable, "cuptiActivityDisable"), "cuptiActivityDisable"},
-      {resolve(lib, c.register_callbacks, "cuptiActivityRegisterCallbacks"), "cuptiActivityRegisterCallbacks"},
-      {resolve(lib, c.flush_all, "cuptiActivityFlushAll"), "cuptiActivityFlushAll"},
-      {resolve(lib, c.next_record, "cuptiActivityGetNextRecord"), "cuptiActivityGetNextRecord"},
-      {resolve(lib, c.timestamp, "cuptiGetTimestamp"), "cuptiGetTimestamp"},
-      {resolve(lib, c.stream_id, "cuptiGetStreamIdEx"), "cuptiGetStreamIdEx"},
-      {resolve(lib, c.result_string, "cuptiGetResultString"), "cuptiGetResultString"},
+      {dl_resolve(lib, c.enable, "cuptiActivityEnable"), "cuptiActivityEnable"},
+      {dl_resolve(lib, c.disable, "cuptiActivityDisable"), "cuptiActivityDisable"},
+      {dl_resolve(lib, c.register_callbacks, "cuptiActivityRegisterCallbacks"), "cuptiActivityRegisterCallbacks"},
+      {dl_resolve(lib, c.flush_all, "cuptiActivityFlushAll"), "cuptiActivityFlushAll"},
+      {dl_resolve(lib, c.next_record, "cuptiActivityGetNextRecord"), "cuptiActivityGetNextRecord"},
+      {dl_resolve(lib, c.timestamp, "cuptiGetTimestamp"), "cuptiGetTimestamp"},
+      {dl_resolve(lib, c.stream_id, "cuptiGetStreamIdEx"), "cuptiGetStreamIdEx"},
+      {dl_resolve(lib, c.result_string, "cuptiGetResultString"), "cuptiGetResultString"},
   };
   for (const auto& [found, symbol] : required) {
     if (!found) {

@@ -1,5 +1,7 @@
 #include "kernels/cuda/nvml.h"
 
+#include "kernels/cuda/dl.h"
+
 #include <dlfcn.h>
 
 #include <mutex>
@@ -23,25 +25,20 @@ struct Nvml {
   bool ok = false;
 };
 
-template <typename F>
-void resolve(void* lib, F& f, const char* name) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-}
-
 Nvml& nvml() {
   static Nvml n;
   static std::once_flag once;
   std::call_once(once, [] {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return;
-    resolve(lib, n.init, "nvmlInit_v2");
-    resolve(lib, n.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
-    resolve(lib, n.clock, "nvmlDeviceGetClockInfo");
-    resolve(lib, n.temperature, "nvmlDeviceGetTemperature");
-    resolve(lib, n.power, "nvmlDeviceGetPowerUsage");
-    resolve(lib, n.reasons, "nvmlDeviceGetCurrentClocksEventReasons");
-    if (n.reasons == nullptr) resolve(lib, n.reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-    resolve(lib, n.driver, "nvmlSystemGetDriverVersion");
+    dl_resolve(lib, n.init, "nvmlInit_v2");
+    dl_resolve(lib, n.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+    dl_resolve(lib, n.clock, "nvmlDeviceGetClockInfo");
+    dl_resolve(lib, n.temperature, "nvmlDeviceGetTemperature");
+    dl_resolve(lib, n.power, "nvmlDeviceGetPowerUsage");
+    dl_resolve(lib, n.reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (n.reasons == nullptr) dl_resolve(lib, n.reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    dl_resolve(lib, n.driver, "nvmlSystemGetDriverVersion");
     n.ok = n.init != nullptr && n.by_pci != nullptr && n.init() == 0;
   });
   return n;

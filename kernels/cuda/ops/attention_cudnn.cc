@@ -396,15 +396,19 @@ cudnnHandle_t handle_for(State& st, int device) {
   return h;
 }
 
+// A two-valued environment setting: true when `name` is unset, empty or `yes`, false
+// when it is `no`; anything else is an error naming both.
+bool env_switch(const char* name, std::string_view yes, std::string_view no) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0' || std::string_view(v) == yes) return true;
+  if (std::string_view(v) == no) return false;
+  fail(ErrorKind::kInvalidArgument, "{}={}: not '{}' or '{}'", name, v, yes, no);
+}
+
 // Which graph form is tried first: FK_CUDNN_ATTENTION_FORM=plain (no row statistics) or
-// stats (the default); the other is the fallback. Read once; anything else is an error.
+// stats (the default); the other is the fallback. Read once.
 bool stats_form_first() {
-  static const bool first = [] {
-    const char* v = std::getenv("FK_CUDNN_ATTENTION_FORM");
-    if (v == nullptr || *v == '\0' || std::string_view(v) == "stats") return true;
-    if (std::string_view(v) == "plain") return false;
-    fail(ErrorKind::kInvalidArgument, "FK_CUDNN_ATTENTION_FORM={}: not 'stats' or 'plain'", v);
-  }();
+  static const bool first = env_switch("FK_CUDNN_ATTENTION_FORM", "stats", "plain");
   return first;
 }
 
@@ -461,14 +465,9 @@ void execute(cudnnHandle_t handle, const Desc& exec, int64_t workspace_bytes, co
   if (workspace != nullptr) cuda_check(scratch_free(workspace, stream), "cudaFreeAsync");
 }
 
-// FK_CUDNN_AUTOTUNE=0 takes the heuristics' first configuration without timing.
+// FK_CUDNN_AUTOTUNE=0 takes the heuristics' first configuration without timing. Read once.
 bool autotune() {
-  static const bool on = [] {
-    const char* v = std::getenv("FK_CUDNN_AUTOTUNE");
-    if (v == nullptr || *v == '\0' || std::string_view(v) == "1") return true;
-    if (std::string_view(v) == "0") return false;
-    fail(ErrorKind::kInvalidArgument, "FK_CUDNN_AUTOTUNE={}: not 0 or 1", v);
-  }();
+  static const bool on = env_switch("FK_CUDNN_AUTOTUNE", "1", "0");
   return on;
 }
 
