@@ -98,6 +98,8 @@ void register_builtin_ops() {
     register_topk_softmax(r);
     register_fused_moe(r);
     register_elementwise(r);
+    register_causal_conv1d(r);
+    register_selective_scan(r);
   });
 }
 

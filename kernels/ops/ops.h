@@ -17,5 +17,7 @@ void register_kv_cache_write(OpRegistry& reg);
 void register_topk_softmax(OpRegistry& reg);
 void register_fused_moe(OpRegistry& reg);
 void register_elementwise(OpRegistry& reg);
+void register_causal_conv1d(OpRegistry& reg);
+void register_selective_scan(OpRegistry& reg);
 
 }  // namespace fk::kernels

@@ -111,6 +111,19 @@ std::vector<Case> cases() {
   add("softcap", {{"elements", 517}}, {30.0});
   add("argmax", {{"tokens", 4}, {"vocab", 509}}, {});
   add("embedding", {{"tokens", 9}, {"hidden", 64}, {"rows", 100}}, {100, 300});
+  // Mamba: a prefill from a zero-free state, a decode step, odd channel counts, widths 2-4.
+  add("causal_conv1d", {{"batch", 2}, {"len", 9}, {"channels", 67}, {"width", 4}, {"bias", 1}}, {1});
+  add("causal_conv1d", {{"batch", 3}, {"len", 1}, {"channels", 130}, {"width", 4}, {"bias", 0}}, {1});
+  add("causal_conv1d", {{"batch", 1}, {"len", 2}, {"channels", 33}, {"width", 3}, {"bias", 1}}, {0});
+  add("causal_conv1d", {{"batch", 2}, {"len", 300}, {"channels", 16}, {"width", 2}, {"bias", 1}}, {1});
+  add("selective_scan", {{"batch", 2}, {"len", 17}, {"channels", 70}, {"state", 16}, {"skip", 1}, {"gate", 1},
+                         {"delta_bias", 0}}, {1});
+  add("selective_scan", {{"batch", 3}, {"len", 1}, {"channels", 129}, {"state", 16}, {"skip", 1}, {"gate", 1},
+                         {"delta_bias", 1}}, {1});
+  add("selective_scan", {{"batch", 1}, {"len", 5}, {"channels", 9}, {"state", 7}, {"skip", 0}, {"gate", 0},
+                         {"delta_bias", 0}}, {0});
+  add("selective_scan", {{"batch", 1}, {"len", 200}, {"channels", 32}, {"state", 64}, {"skip", 1}, {"gate", 0},
+                         {"delta_bias", 1}}, {1});
   return c;
 }
 
