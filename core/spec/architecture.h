@@ -106,6 +106,18 @@ struct MoeSpec {
   bool operator==(const MoeSpec&) const = default;
 };
 
+// A selective state-space mixer (Mamba): HF MambaConfig's names. The mixer's inner
+// width is the architecture's intermediate_size (expand x hidden_size).
+struct SsmSpec {
+  int64_t state_size = 0;      // N, the state per channel (HF state_size); 0: no SSM
+  int64_t conv_kernel = 4;     // width of the depthwise causal conv (HF conv_kernel)
+  int64_t time_step_rank = 0;  // rank of the dt projection (HF time_step_rank; "auto": ceil(hidden / 16))
+  bool conv_bias = true;       // HF use_conv_bias
+  bool proj_bias = false;      // bias on in_proj and out_proj (HF use_bias)
+  bool enabled() const { return state_size > 0; }
+  bool operator==(const SsmSpec&) const = default;
+};
+
 struct Architecture {
   // Identity and provenance.
   std::string name;
@@ -140,6 +152,7 @@ struct Architecture {
   EmbeddingSpec embedding;
   HeadSpec head;
   MoeSpec moe;
+  SsmSpec ssm;
 
   // Member by member (job files share one entry among equal architectures).
   bool operator==(const Architecture&) const = default;

@@ -126,6 +126,14 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.integer_list("dense_layers", m.dense_layers, Need::kOptional, limits::kDenseLayer);
 }
 
+void read_ssm(MapReader& r, SsmSpec& m) {
+  r.integer("state_size", m.state_size, Need::kRequired, limits::kSsmStateSize);
+  r.integer("conv_kernel", m.conv_kernel, Need::kOptional, limits::kSsmConvKernel);
+  r.integer("time_step_rank", m.time_step_rank, Need::kRequired, limits::kSsmTimeStepRank);
+  r.boolean("conv_bias", m.conv_bias, Need::kOptional);
+  r.boolean("proj_bias", m.proj_bias, Need::kOptional);
+}
+
 template <typename Fn>
 void read_section(MapReader& r, const std::string& key, Need need, Fn&& fn) {
   YAML::Node node = r.child(key);
@@ -140,8 +148,10 @@ void read_section(MapReader& r, const std::string& key, Need need, Fn&& fn) {
   s.finish();
 }
 
-// Reads every model field present in `r` into `a`. In overlay mode only the fields
-// written are changed.
+// Reads every model field present in `r` into `a`: the common ones, then those of
+// a's model family (FamilyRules::fields; every field when the family is unknown, which
+// architecture_validate reports). A field the family does not take is an error naming
+// it. In overlay mode only the fields written are changed.
 void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool& kv_given) {
   const Need req = Need::kRequired;
   r.string("model_type", a.model_type, req);
@@ -152,19 +162,36 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   r.choice("dtype", a.dtype, Need::kOptional, kModelDtypes);
   r.integer("hidden_size", a.hidden_size, req, limits::kHiddenSize);
   r.integer("num_hidden_layers", a.num_hidden_layers, req, limits::kNumHiddenLayers);
-  r.integer("num_attention_heads", a.num_attention_heads, req, limits::kHeads);
-  if (r.integer("num_key_value_heads", a.num_key_value_heads, Need::kOptional, limits::kHeads)) kv_given = true;
-  if (r.integer("head_dim", a.head_dim, Need::kOptional, limits::kHeads)) head_dim_given = true;
-  r.integer("intermediate_size", a.intermediate_size, req, limits::kIntermediateSize);
   r.integer("vocab_size", a.vocab_size, req, limits::kVocabSize);
-  r.integer("max_position_embeddings", a.max_position_embeddings, req, limits::kMaxPositionEmbeddings);
-  read_section(r, "attention", Need::kOptional, [&](MapReader& s) { read_attention(s, a.attention); });
   read_section(r, "norm", req, [&](MapReader& s) { read_norm(s, a.norm); });
-  read_section(r, "mlp", req, [&](MapReader& s) { read_mlp(s, a.mlp); });
-  read_section(r, "position", req, [&](MapReader& s) { read_position(s, a.position); });
   read_section(r, "embedding", Need::kOptional, [&](MapReader& s) { read_embedding(s, a.embedding); });
   read_section(r, "head", Need::kOptional, [&](MapReader& s) { read_head(s, a.head); });
-  read_section(r, "moe", Need::kOptional, [&](MapReader& s) { read_moe(s, a.moe); });
+
+  register_builtin_families();
+  const FamilyRules* family = FamilyRegistry::global().find(a.model_family);
+  // nullopt: the family does not take the field.
+  auto need = [&](const std::string& key) -> std::optional<Need> {
+    if (family == nullptr) return Need::kOptional;
+    for (const auto& f : family->fields)
+      if (f.key == key) return f.required ? Need::kRequired : Need::kOptional;
+    if (r.has(key))
+      r.ctx().error(r.key_pos(key), r.path(key),
+                    fmt::format("does not apply to model_family '{}' ({})", a.model_family, family->summary));
+    return std::nullopt;
+  };
+  if (auto n = need("num_attention_heads")) r.integer("num_attention_heads", a.num_attention_heads, *n, limits::kHeads);
+  if (auto n = need("num_key_value_heads"))
+    if (r.integer("num_key_value_heads", a.num_key_value_heads, *n, limits::kHeads)) kv_given = true;
+  if (auto n = need("head_dim"))
+    if (r.integer("head_dim", a.head_dim, *n, limits::kHeads)) head_dim_given = true;
+  if (auto n = need("intermediate_size")) r.integer("intermediate_size", a.intermediate_size, *n, limits::kIntermediateSize);
+  if (auto n = need("max_position_embeddings"))
+    r.integer("max_position_embeddings", a.max_position_embeddings, *n, limits::kMaxPositionEmbeddings);
+  if (auto n = need("attention")) read_section(r, "attention", *n, [&](MapReader& s) { read_attention(s, a.attention); });
+  if (auto n = need("mlp")) read_section(r, "mlp", *n, [&](MapReader& s) { read_mlp(s, a.mlp); });
+  if (auto n = need("position")) read_section(r, "position", *n, [&](MapReader& s) { read_position(s, a.position); });
+  if (auto n = need("moe")) read_section(r, "moe", *n, [&](MapReader& s) { read_moe(s, a.moe); });
+  if (auto n = need("ssm")) read_section(r, "ssm", *n, [&](MapReader& s) { read_ssm(s, a.ssm); });
 }
 
 // `checkpoint:` (top level only: presets change sizes, so they never use it). A
@@ -207,12 +234,6 @@ void resolve_defaults(Architecture& a, bool head_dim_given, bool kv_given, const
   }
 }
 
-bool any_sliding(const Architecture& a) {
-  for (int64_t l = 0; l < std::max<int64_t>(a.num_hidden_layers, 1); ++l)
-    if (a.layer_type(l) == LayerType::kSliding) return true;
-  return false;
-}
-
 std::vector<std::string> structure_signature(const Architecture& a) {
   std::vector<std::string> s;
   auto add = [&](std::string field, std::string value) { s.push_back(field + "=" + value); };
@@ -253,10 +274,13 @@ std::vector<std::string> structure_signature(const Architecture& a) {
 // dtypes: what the YAML reader checks field by field, for values from any source.
 // Optional fields count when set; moe fields when the model is MoE; 0 in
 // original_max_position_embeddings and shared_intermediate_size means unset.
-bool check_limits(const Architecture& a, const ParseContext& ctx) {
+bool check_limits(const Architecture& a, const FamilyRules& family, const ParseContext& ctx) {
   namespace L = limits;
   bool ok = true;
-  auto in = [&](const std::string& field, auto value, auto range) { ok &= ctx.check_range(field, value, range); };
+  // Fields of sections the family does not take keep their defaults and are not checked.
+  auto in = [&](const std::string& field, auto value, auto range) {
+    if (family_takes(family, field.substr(0, field.find('.')))) ok &= ctx.check_range(field, value, range);
+  };
   if (std::none_of(kModelDtypes.begin(), kModelDtypes.end(), [&](const auto& d) { return d.second == a.dtype; })) {
     ctx.error(ctx.where->at("dtype"), "dtype",
               fmt::format("'{}' is not one of [fp32, fp16, bf16]", dtype_name(a.dtype)));
@@ -300,6 +324,11 @@ bool check_limits(const Architecture& a, const ParseContext& ctx) {
     for (size_t i = 0; i < m.dense_layers.size(); ++i)
       in(fmt::format("moe.dense_layers[{}]", i), m.dense_layers[i], L::kDenseLayer);
   }
+  if (a.ssm.enabled() || family_takes(family, "ssm")) {
+    in("ssm.state_size", a.ssm.state_size, L::kSsmStateSize);
+    in("ssm.conv_kernel", a.ssm.conv_kernel, L::kSsmConvKernel);
+    in("ssm.time_step_rank", a.ssm.time_step_rank, L::kSsmTimeStepRank);
+  }
   return ok;
 }
 
@@ -309,102 +338,21 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   const SourceMap& w = *ctx.where;
   auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
   register_builtin_families();
-  if (FamilyRegistry::global().find(a.model_family) == nullptr) {
+  const FamilyRules* family = FamilyRegistry::global().find(a.model_family);
+  if (family == nullptr) {
     err("model_family", fmt::format("'{}' is not a model family (known: {})", a.model_family,
                                     fmt::join(FamilyRegistry::global().names(), ", ")));
-    return;  // the checks below are the transformer's
+    return;  // what else to check is the family's
   }
   // The checks below loop over layers and divide by sizes: only within the limits.
-  if (!check_limits(a, ctx)) return;
-
-  if (a.num_key_value_heads > a.num_attention_heads) {
-    err("num_key_value_heads", fmt::format("{} is more than num_attention_heads ({})", a.num_key_value_heads,
-                                           a.num_attention_heads));
-  } else if (a.num_key_value_heads > 0 && a.num_attention_heads % a.num_key_value_heads != 0) {
-    err("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", a.num_key_value_heads,
-                                           a.num_attention_heads));
-  }
-  if (a.position.kind == PositionKind::kRope && a.head_dim > 0) {
-    const double exact = static_cast<double>(a.head_dim) * a.position.partial_rotary_factor;
-    const int64_t rd = a.rotary_dim();
-    if (rd < 2 || rd % 2 != 0 || std::abs(exact - static_cast<double>(rd)) > 1e-9) {
-      err(w.has("position.partial_rotary_factor") ? "position.partial_rotary_factor" : "head_dim",
-          fmt::format("rotary dimension head_dim ({}) x partial_rotary_factor ({}) = {} must be an even "
-                      "whole number >= 2",
-                      a.head_dim, a.position.partial_rotary_factor, exact));
-    }
-  }
-  if (a.position.kind != PositionKind::kRope) {
-    if (w.has("position.rope_theta")) err("position.rope_theta", "applies only to position.kind rope");
-    if (a.position.rope_scaling.type != RopeScalingType::kNone)
-      err("position.rope_scaling", "applies only to position.kind rope");
-  }
-  const auto& rs = a.position.rope_scaling;
-  if (rs.type == RopeScalingType::kLlama3) {
-    if (rs.low_freq_factor >= rs.high_freq_factor)
-      err("position.rope_scaling.low_freq_factor",
-          fmt::format("{} must be less than high_freq_factor ({})", rs.low_freq_factor, rs.high_freq_factor));
-    if (rs.original_max_position_embeddings <= 0)
-      err("position.rope_scaling.original_max_position_embeddings", "is required for llama3 scaling");
-    else if (rs.original_max_position_embeddings > a.max_position_embeddings)
-      err("position.rope_scaling.original_max_position_embeddings",
-          fmt::format("{} exceeds max_position_embeddings ({})", rs.original_max_position_embeddings,
-                      a.max_position_embeddings));
-    if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for llama3 scaling", rs.factor));
-  }
-  const bool sliding = any_sliding(a);
-  bool listed_sliding = false;
-  for (auto t : a.attention.layer_types) listed_sliding |= t == LayerType::kSliding;
-  if (listed_sliding && !a.attention.sliding_window)
-    err("attention.layer_types", "lists sliding layers but attention.sliding_window is not set");
-  if (a.attention.sliding_window && !sliding)
-    err("attention.sliding_window", "is set but no layer in attention.layer_types is sliding");
-  if (sliding && !a.attention.causal)
-    err("attention.sliding_window", "sliding-window attention is supported for causal attention only");
-  if (!a.attention.layer_types.empty() &&
-      static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
-    err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
-                                             a.attention.layer_types.size(), a.num_hidden_layers));
-  if (a.position.local_rope_theta && !sliding)
-    err("position.local_rope_theta", "applies to sliding layers, and no layer is sliding");
+  if (!check_limits(a, *family, ctx)) return;
   if (a.norm.weight_offset != 0.0 && a.norm.kind != NormKind::kRmsNorm)
     err("norm.weight_offset", "applies only to norm.kind rmsnorm");
   if (a.head.kind == HeadKind::kNone) {
     if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
     if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");
   }
-  if (a.embedding.type_vocab_size > 0 && a.attention.causal)
-    err("embedding.type_vocab_size", "token-type embeddings are supported for encoders (attention.causal false)");
-  if (a.moe.enabled()) {
-    if (a.moe.experts_per_token > a.moe.num_experts)
-      err("moe.experts_per_token", fmt::format("{} is more than moe.num_experts ({})", a.moe.experts_per_token,
-                                               a.moe.num_experts));
-    if (a.moe.first_dense_layers >= a.num_hidden_layers)
-      err("moe.first_dense_layers", fmt::format("{} leaves no MoE layer in {} layers", a.moe.first_dense_layers,
-                                                a.num_hidden_layers));
-    const auto& dl = a.moe.dense_layers;
-    bool dense_ok = true;
-    for (size_t i = 0; i < dl.size(); ++i) {
-      if (dl[i] >= a.num_hidden_layers) {
-        err("moe.dense_layers", fmt::format("[{}] = {} is not a layer of a {}-layer model (layers are 0-based)", i,
-                                            dl[i], a.num_hidden_layers));
-        dense_ok = false;
-      } else if (i > 0 && dl[i] <= dl[i - 1]) {
-        err("moe.dense_layers", fmt::format("[{}] = {} follows {}; list the layers in ascending order, each once", i,
-                                            dl[i], dl[i - 1]));
-        dense_ok = false;
-      }
-    }
-    if (dense_ok && a.moe.first_dense_layers < a.num_hidden_layers) {
-      bool any_moe = false;
-      for (int64_t l = 0; l < a.num_hidden_layers && !any_moe; ++l) any_moe = a.layer_is_moe(l);
-      if (!any_moe)
-        err("moe.dense_layers", fmt::format("with first_dense_layers ({}) leaves no MoE layer in {} layers",
-                                            a.moe.first_dense_layers, a.num_hidden_layers));
-    }
-    if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size <= 0)
-      err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
-  }
+  if (family->validate != nullptr) family->validate(a, ctx);
 }
 
 void architecture_validate_preset(const Architecture& full, const Architecture& p, const ParseContext& ctx) {

@@ -1,5 +1,7 @@
 #include "core/spec/architecture_write.h"
 
+#include "core/spec/family.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -121,45 +123,54 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   kv(e, "source", a.source);
   if (!a.checkpoint.empty()) kv(e, "checkpoint", a.checkpoint);
   kv(e, "dtype", dtype_name(a.dtype));
+  register_builtin_families();
+  const FamilyRules* family = FamilyRegistry::global().find(a.model_family);
+  // The fields a's family takes (all of them for a family this program lacks).
+  auto takes = [&](const char* key) { return family == nullptr || family_takes(*family, key); };
   kv(e, "hidden_size", a.hidden_size);
   kv(e, "num_hidden_layers", a.num_hidden_layers);
-  kv(e, "num_attention_heads", a.num_attention_heads);
-  kv(e, "num_key_value_heads", a.num_key_value_heads);
-  kv(e, "head_dim", a.head_dim);
-  kv(e, "intermediate_size", a.intermediate_size);
+  if (takes("num_attention_heads")) kv(e, "num_attention_heads", a.num_attention_heads);
+  if (takes("num_key_value_heads")) kv(e, "num_key_value_heads", a.num_key_value_heads);
+  if (takes("head_dim")) kv(e, "head_dim", a.head_dim);
+  if (takes("intermediate_size")) kv(e, "intermediate_size", a.intermediate_size);
   kv(e, "vocab_size", a.vocab_size);
-  kv(e, "max_position_embeddings", a.max_position_embeddings);
-  write_attention(e, a.attention);
-
+  if (takes("max_position_embeddings")) kv(e, "max_position_embeddings", a.max_position_embeddings);
+  if (takes("attention")) write_attention(e, a.attention);
   e << Key << "norm" << Value << Flow << BeginMap;
   kv(e, "kind", norm_kind_name(a.norm.kind));
   kv_float(e, "eps", a.norm.eps);
   kv(e, "placement", norm_placement_name(a.norm.placement));
   kv_float(e, "weight_offset", a.norm.weight_offset);
   e << EndMap;
-
-  e << Key << "mlp" << Value << Flow << BeginMap;
-  kv(e, "activation", activation_name(a.mlp.activation));
-  kv(e, "gated", a.mlp.gated);
-  kv(e, "bias", a.mlp.bias);
-  e << EndMap;
-
-  write_position(e, a.position);
-
+  if (takes("mlp")) {
+    e << Key << "mlp" << Value << Flow << BeginMap;
+    kv(e, "activation", activation_name(a.mlp.activation));
+    kv(e, "gated", a.mlp.gated);
+    kv(e, "bias", a.mlp.bias);
+    e << EndMap;
+  }
+  if (takes("position")) write_position(e, a.position);
   e << Key << "embedding" << Value << Flow << BeginMap;
   kv(e, "tied", a.embedding.tied);
   kv(e, "scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden);
   kv(e, "type_vocab_size", a.embedding.type_vocab_size);
   kv(e, "norm", a.embedding.norm);
   e << EndMap;
-
   e << Key << "head" << Value << Flow << BeginMap;
   kv(e, "kind", head_kind_name(a.head.kind));
   kv(e, "final_norm", a.head.final_norm);
   kv_float(e, "logit_softcap", a.head.logit_softcap);
   e << EndMap;
-
-  write_moe(e, a.moe);
+  if (takes("ssm") && a.ssm.enabled()) {
+    e << Key << "ssm" << Value << Flow << BeginMap;
+    kv(e, "state_size", a.ssm.state_size);
+    kv(e, "conv_kernel", a.ssm.conv_kernel);
+    kv(e, "time_step_rank", a.ssm.time_step_rank);
+    kv(e, "conv_bias", a.ssm.conv_bias);
+    kv(e, "proj_bias", a.ssm.proj_bias);
+    e << EndMap;
+  }
+  if (takes("moe"))   write_moe(e, a.moe);
   e << EndMap;
 
   std::string out;

@@ -19,9 +19,25 @@
 
 namespace fk::spec {
 
+struct ParseContext;  // core/spec/yaml_reader.h
+
+// A model field an architecture of the family takes, beyond the ones every family
+// takes (identity, dtype, hidden_size, num_hidden_layers, vocab_size and the norm,
+// embedding and head sections): a top-level key of the architecture file.
+struct FamilyField {
+  std::string key;
+  bool required = false;
+};
+
 struct FamilyRules {
   std::string name;     // the `model_family` value, e.g. "transformer"
   std::string summary;  // one line for errors and docs
+  // The fields it takes (the loader reads only these, requires the required ones, and
+  // names the family when a file gives another; the writers write only these).
+  std::vector<FamilyField> fields;
+  // The family's checks of a loaded architecture whose values are within their
+  // limits (core/spec/limits.h), each error reported through ctx at its field (optional).
+  void (*validate)(const Architecture&, const ParseContext&) = nullptr;
   // Why `layout` cannot run `arch` with `workload`, one reason per entry (empty: it
   // can). The generic checks (dp divides the batch) are made by layout_misfits().
   std::vector<std::string> (*layout_misfits)(const Architecture&, const Workload&, const Layout&) = nullptr;
@@ -50,7 +66,13 @@ void register_builtin_families();
 // The rules of a's model_family (registers the shipped families first).
 const FamilyRules& family_rules(const Architecture& a);
 
+// Whether `rules` takes top-level field `key` (a common field, or one of its fields).
+bool family_takes(const FamilyRules& rules, const std::string& key);
+// The top-level fields every family takes.
+const std::vector<std::string>& common_architecture_fields();
+
 // One registration function per shipped family (core/spec/families/).
 void register_transformer_family(FamilyRegistry& r);
+void register_mamba_family(FamilyRegistry& r);
 
 }  // namespace fk::spec

@@ -177,6 +177,12 @@ Json to_json(const Architecture& a) {
   // Written only when set, so that the text (and the job ids hashed from it) of
   // architectures without them stays what it was before these fields existed.
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
+  if (a.ssm.enabled())
+    j["ssm"] = {{"state_size", a.ssm.state_size},
+                {"conv_kernel", a.ssm.conv_kernel},
+                {"time_step_rank", a.ssm.time_step_rank},
+                {"conv_bias", a.ssm.conv_bias},
+                {"proj_bias", a.ssm.proj_bias}};
   if (!a.checkpoint.empty()) j["checkpoint"] = a.checkpoint;
   return j;
 }
@@ -260,6 +266,14 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   if (mo.has("dense_layers")) {
     const JsonIn dl = mo.at("dense_layers");
     for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));
+  }
+  if (in.has("ssm")) {  // state-space models only
+    const JsonIn ss = in.at("ssm");
+    a.ssm.state_size = ss.at("state_size").i64();
+    a.ssm.conv_kernel = ss.at("conv_kernel").i64();
+    a.ssm.time_step_rank = ss.at("time_step_rank").i64();
+    a.ssm.conv_bias = ss.at("conv_bias").boolean();
+    a.ssm.proj_bias = ss.at("proj_bias").boolean();
   }
   if (in.has("checkpoint")) a.checkpoint = in.at("checkpoint").str();
   validate_at(path, [&](const ParseContext& ctx) { architecture_validate(a, ctx); });

@@ -147,8 +147,8 @@ const std::vector<Case>& cases() {
       {"PresetChangesModelFamily", [](std::string t) { return t + "    model_family: transformer\n"; },
        "presets.tiny.model_family", "cannot be changed by a preset", "model_family: transformer"},
       {"UnknownModelFamily",
-       [](std::string t) { return insert_after(t, "vocab_size:", "model_family: mamba\n"); }, "model_family",
-       "'mamba' is not a model family (known: ", "model_family:"},  // the list: ModelFamilies tests
+       [](std::string t) { return insert_after(t, "vocab_size:", "model_family: rwkv\n"); }, "model_family",
+       "'rwkv' is not a model family (known: ", "model_family:"},  // the list: ModelFamilies tests
       {"PresetNamedFull", [](std::string t) { return t + "  full: {hidden_size: 64}\n"; }, "presets.full",
        "'full' names the published values", "full:"},
       {"PresetTooFewLayersForPattern",

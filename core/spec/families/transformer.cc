@@ -4,14 +4,111 @@
 // the per-rank memory estimate (memory.h; docs/specs.md, "Memory estimate"). The
 // runner side is runner/model/transformer/.
 #include "core/spec/family.h"
+#include "core/spec/yaml_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace fk::spec {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool any_sliding(const Architecture& a) {
+  for (int64_t l = 0; l < std::max<int64_t>(a.num_hidden_layers, 1); ++l)
+    if (a.layer_type(l) == LayerType::kSliding) return true;
+  return false;
+}
+
+// Relations between the transformer's fields (their ranges are checked already).
+void transformer_validate(const Architecture& a, const ParseContext& ctx) {
+  const SourceMap& w = *ctx.where;
+  auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+  if (a.num_key_value_heads > a.num_attention_heads) {
+    err("num_key_value_heads", fmt::format("{} is more than num_attention_heads ({})", a.num_key_value_heads,
+                                           a.num_attention_heads));
+  } else if (a.num_key_value_heads > 0 && a.num_attention_heads % a.num_key_value_heads != 0) {
+    err("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", a.num_key_value_heads,
+                                           a.num_attention_heads));
+  }
+  if (a.position.kind == PositionKind::kRope && a.head_dim > 0) {
+    const double exact = static_cast<double>(a.head_dim) * a.position.partial_rotary_factor;
+    const int64_t rd = a.rotary_dim();
+    if (rd < 2 || rd % 2 != 0 || std::abs(exact - static_cast<double>(rd)) > 1e-9) {
+      err(w.has("position.partial_rotary_factor") ? "position.partial_rotary_factor" : "head_dim",
+          fmt::format("rotary dimension head_dim ({}) x partial_rotary_factor ({}) = {} must be an even "
+                      "whole number >= 2",
+                      a.head_dim, a.position.partial_rotary_factor, exact));
+    }
+  }
+  if (a.position.kind != PositionKind::kRope) {
+    if (w.has("position.rope_theta")) err("position.rope_theta", "applies only to position.kind rope");
+    if (a.position.rope_scaling.type != RopeScalingType::kNone)
+      err("position.rope_scaling", "applies only to position.kind rope");
+  }
+  const auto& rs = a.position.rope_scaling;
+  if (rs.type == RopeScalingType::kLlama3) {
+    if (rs.low_freq_factor >= rs.high_freq_factor)
+      err("position.rope_scaling.low_freq_factor",
+          fmt::format("{} must be less than high_freq_factor ({})", rs.low_freq_factor, rs.high_freq_factor));
+    if (rs.original_max_position_embeddings <= 0)
+      err("position.rope_scaling.original_max_position_embeddings", "is required for llama3 scaling");
+    else if (rs.original_max_position_embeddings > a.max_position_embeddings)
+      err("position.rope_scaling.original_max_position_embeddings",
+          fmt::format("{} exceeds max_position_embeddings ({})", rs.original_max_position_embeddings,
+                      a.max_position_embeddings));
+    if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for llama3 scaling", rs.factor));
+  }
+  const bool sliding = any_sliding(a);
+  bool listed_sliding = false;
+  for (auto t : a.attention.layer_types) listed_sliding |= t == LayerType::kSliding;
+  if (listed_sliding && !a.attention.sliding_window)
+    err("attention.layer_types", "lists sliding layers but attention.sliding_window is not set");
+  if (a.attention.sliding_window && !sliding)
+    err("attention.sliding_window", "is set but no layer in attention.layer_types is sliding");
+  if (sliding && !a.attention.causal)
+    err("attention.sliding_window", "sliding-window attention is supported for causal attention only");
+  if (!a.attention.layer_types.empty() &&
+      static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
+    err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
+                                             a.attention.layer_types.size(), a.num_hidden_layers));
+  if (a.position.local_rope_theta && !sliding)
+    err("position.local_rope_theta", "applies to sliding layers, and no layer is sliding");
+  if (a.embedding.type_vocab_size > 0 && a.attention.causal)
+    err("embedding.type_vocab_size", "token-type embeddings are supported for encoders (attention.causal false)");
+  if (a.moe.enabled()) {
+    if (a.moe.experts_per_token > a.moe.num_experts)
+      err("moe.experts_per_token", fmt::format("{} is more than moe.num_experts ({})", a.moe.experts_per_token,
+                                               a.moe.num_experts));
+    if (a.moe.first_dense_layers >= a.num_hidden_layers)
+      err("moe.first_dense_layers", fmt::format("{} leaves no MoE layer in {} layers", a.moe.first_dense_layers,
+                                                a.num_hidden_layers));
+    const auto& dl = a.moe.dense_layers;
+    bool dense_ok = true;
+    for (size_t i = 0; i < dl.size(); ++i) {
+      if (dl[i] >= a.num_hidden_layers) {
+        err("moe.dense_layers", fmt::format("[{}] = {} is not a layer of a {}-layer model (layers are 0-based)", i,
+                                            dl[i], a.num_hidden_layers));
+        dense_ok = false;
+      } else if (i > 0 && dl[i] <= dl[i - 1]) {
+        err("moe.dense_layers", fmt::format("[{}] = {} follows {}; list the layers in ascending order, each once", i,
+                                            dl[i], dl[i - 1]));
+        dense_ok = false;
+      }
+    }
+    if (dense_ok && a.moe.first_dense_layers < a.num_hidden_layers) {
+      bool any_moe = false;
+      for (int64_t l = 0; l < a.num_hidden_layers && !any_moe; ++l) any_moe = a.layer_is_moe(l);
+      if (!any_moe)
+        err("moe.dense_layers", fmt::format("with first_dense_layers ({}) leaves no MoE layer in {} layers",
+                                            a.moe.first_dense_layers, a.num_hidden_layers));
+    }
+    if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size <= 0)
+      err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
+  }
+}
+
 
 std::vector<std::string> transformer_layout_misfits(const Architecture& a, const Workload& w, const Layout& l) {
   std::vector<std::string> out;
@@ -97,6 +194,10 @@ void register_transformer_family(FamilyRegistry& r) {
   FamilyRules f;
   f.name = "transformer";
   f.summary = "attention and a dense or MoE MLP per layer (decoders and encoders)";
+  f.fields = {{"num_attention_heads", true}, {"num_key_value_heads", false}, {"head_dim", false},
+              {"intermediate_size", true},   {"max_position_embeddings", true}, {"attention", false},
+              {"mlp", true},                 {"position", true},                {"moe", false}};
+  f.validate = transformer_validate;
   f.layout_misfits = transformer_layout_misfits;
   f.memory_estimate = transformer_memory_estimate;
   r.add(std::move(f));

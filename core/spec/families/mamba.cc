@@ -1,0 +1,92 @@
+// The Mamba family, spec side (core/spec/family.h): a stack of Mamba-1 mixer layers
+// (HF MambaForCausalLM: in_proj to x and gate, a depthwise causal conv, the selective
+// scan with input-dependent dt, B and C, out_proj), each a pre-RMSNorm residual branch,
+// with a vocab-parallel embedding and an (often tied) LM head. Tensor parallelism splits
+// the mixer's intermediate_size channels (vLLM's MambaMixer: in_proj, conv, dt_proj, A
+// and D column-parallel; x_proj and out_proj row-parallel, each followed by an
+// all-reduce); pipeline parallelism splits the layers. The runner side is
+// runner/model/mamba/.
+#include "core/spec/family.h"
+#include "core/spec/yaml_reader.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace fk::spec {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void mamba_validate(const Architecture& a, const ParseContext& ctx) {
+  const SourceMap& w = *ctx.where;
+  auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
+  if (a.norm.kind != NormKind::kRmsNorm) err("norm.kind", "Mamba layers normalise with rmsnorm");
+  if (a.norm.placement != NormPlacement::kPre) err("norm.placement", "Mamba layers are pre-norm residual branches");
+  if (a.head.kind != HeadKind::kLm) err("head.kind", "a Mamba model ends in an LM head (head.kind lm)");
+  if (a.embedding.type_vocab_size != 0) err("embedding.type_vocab_size", "does not apply to model_family mamba");
+  if (a.embedding.norm) err("embedding.norm", "does not apply to model_family mamba");
+  if (a.embedding.scale_by_sqrt_hidden) err("embedding.scale_by_sqrt_hidden", "does not apply to model_family mamba");
+  if (a.head.logit_softcap) err("head.logit_softcap", "does not apply to model_family mamba");
+}
+
+std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workload&, const Layout& l) {
+  std::vector<std::string> out;
+  if (a.intermediate_size % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({}), the mixer channels it splits", l.tp,
+                              a.intermediate_size));
+  if (l.pp > a.num_hidden_layers)
+    out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
+  return out;
+}
+
+// Parameters of one mixer layer on one TP rank (its I / tp channels).
+int64_t mamba_layer_parameters(const Architecture& a, int64_t tp) {
+  const int64_t h = a.hidden_size, i = a.intermediate_size / tp, n = a.ssm.state_size, r = a.ssm.time_step_rank;
+  int64_t p = 2 * i * h + i * a.ssm.conv_kernel + (r + 2 * n) * i + i * r + i + i * n + i + h * i + h;
+  if (a.ssm.conv_bias) p += i;
+  if (a.ssm.proj_bias) p += 2 * i + h;
+  return p;
+}
+
+MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend) {
+  const DType dt = w.dtype_for(a);
+  const int64_t bytes = static_cast<int64_t>(dtype_size(dt));
+  const int64_t h = a.hidden_size, il = a.intermediate_size / l.tp, n = a.ssm.state_size;
+  const int64_t vocab_local = ceil_div(a.vocab_size, l.tp);
+  const int64_t batch = w.batch / l.dp;
+  MemoryEstimate best;
+  for (int64_t stage = 0; stage < l.pp; ++stage) {
+    MemoryEstimate m;
+    const int64_t count = stage_layer_count(a.num_hidden_layers, l.pp, stage);
+    m.parameters = count * mamba_layer_parameters(a, l.tp);
+    if (stage == 0) m.parameters += vocab_local * h;
+    if (stage == l.pp - 1 && !(a.embedding.tied && l.pp == 1)) m.parameters += vocab_local * h;
+    if (stage == l.pp - 1 && a.head.final_norm) m.parameters += h;
+    const bool master_kept = backend == DeviceKind::kCpu && dt != DType::kF32;
+    m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
+    // The recurrent state replaces the KV cache: the conv window and the scan state of
+    // every channel, fp32 in the fp32 run; it does not grow with the context.
+    m.kv_cache_bytes = count * batch * il * ((a.ssm.conv_kernel - 1) + n) * 4;
+    // Per token (fp32): the stream and its norm, x and gate, the conv output, dt, the
+    // scan output, the x_proj output.
+    const int64_t per_token = 3 * h + 6 * il + a.ssm.time_step_rank + 2 * n;
+    m.activation_bytes = batch * w.seq_len * per_token * 4 + batch * vocab_local * 4;
+    if (m.total() > best.total()) best = m;
+  }
+  return best;
+}
+
+}  // namespace
+
+void register_mamba_family(FamilyRegistry& r) {
+  FamilyRules f;
+  f.name = "mamba";
+  f.summary = "Mamba-1 selective state-space layers (conv + selective scan), no attention";
+  f.fields = {{"intermediate_size", true}, {"ssm", true}};
+  f.validate = mamba_validate;
+  f.layout_misfits = mamba_layout_misfits;
+  f.memory_estimate = mamba_memory_estimate;
+  r.add(std::move(f));
+}
+
+}  // namespace fk::spec
