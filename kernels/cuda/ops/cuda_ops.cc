@@ -21,6 +21,8 @@ void register_cuda_ops() {
     register_cuda_topk_softmax(reg);
     register_cuda_fused_moe(reg);
     register_cuda_elementwise(reg);
+    register_cuda_causal_conv1d(reg);
+    register_cuda_selective_scan(reg);
   });
 }
 

@@ -19,6 +19,8 @@ void register_cuda_kv_cache_write(kernels::OpRegistry& reg);
 void register_cuda_topk_softmax(kernels::OpRegistry& reg);
 void register_cuda_fused_moe(kernels::OpRegistry& reg);
 void register_cuda_elementwise(kernels::OpRegistry& reg);
+void register_cuda_causal_conv1d(kernels::OpRegistry& reg);
+void register_cuda_selective_scan(kernels::OpRegistry& reg);
 
 // Calls every register_cuda_* function once (idempotent).
 void register_cuda_ops();
