@@ -1,6 +1,6 @@
 // Where a model's weight values come from, and what every family's weights are to
 // the code that holds them (runner/model/family.h). A source answers blocks of global
-// tensors by canonical name (HF Llama-style, below), fp32, so a rank reads or draws only
+// tensors by the model family's canonical names (below), fp32, so a rank reads or draws only
 // its shard: RandomWeights from the counter-based RNG by (seed, name), CheckpointWeights
 // (checkpoint_weights.h) from safetensors.
 #pragma once
@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fk::runner {
 
@@ -25,10 +27,12 @@ struct WeightPiece {
   int64_t at = 0;
 };
 
-// Where weight values come from, by canonical tensor name: HF Llama-style names
-// ("model.layers.3.self_attn.q_proj.weight", "model.embed_tokens.weight", "lm_head.weight";
-// MLPs without a gate use "mlp.fc1"/"mlp.fc2"; BERT's and GPT-2's extra tensors are
-// "model.embed_positions.weight", "model.embed_token_types.weight", "model.embed_norm.*").
+// Where weight values come from, by canonical tensor name, each family's own: the
+// transformer's are HF Llama-style ("model.layers.3.self_attn.q_proj.weight",
+// "model.embed_tokens.weight", "lm_head.weight"; MLPs without a gate use
+// "mlp.fc1"/"mlp.fc2"; BERT's and GPT-2's extra tensors are "model.embed_positions.weight",
+// "model.embed_token_types.weight", "model.embed_norm.*"); Mamba's are HF
+// MambaForCausalLM's ("backbone.layers.3.mixer.in_proj.weight", mamba/weights.h).
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
@@ -65,6 +69,9 @@ class Weights {
  public:
   virtual ~Weights() = default;
   virtual int64_t parameter_count() const = 0;
+  // Every defined tensor by a stable name, in a fixed order (a tensor shared by two
+  // roles, such as a tied LM head, once): what tests compare across backends.
+  virtual std::vector<std::pair<std::string, Tensor>> named_tensors() const = 0;
   // A copy with every tensor rounded to `dtype`; host tensors only (on the CPU the model
   // stage rounds the fp32 master once for the low-precision runs).
   virtual std::unique_ptr<Weights> rounded(DType dtype) const = 0;

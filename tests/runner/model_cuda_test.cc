@@ -95,12 +95,13 @@ TEST_P(CudaModelStage, WeightsMadeOnTheDeviceAreTheHostsBits) {
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   const spec::Architecture a = tiny(GetParam());
+  const ModelFamily& family = model_family_of(a);
   const RandomWeights source(33);
   for (const Placement& pl : test_support::weight_test_placements()) {
     for (DType dt : {DType::kF32, DType::kBF16, DType::kF16}) {
-      const ModelWeights want = ModelWeights::build(a, pl, source).to_dtype(dt);
-      const ModelWeights got = ModelWeights::load(a, pl, source, dt, *cuda);
-      test_support::expect_same_weights(got, *cuda, want,
+      const std::unique_ptr<Weights> want = family.master_weights(a, pl, source)->rounded(dt);
+      const std::unique_ptr<Weights> got = family.load_weights(a, pl, source, dt, *cuda);
+      test_support::expect_same_weights(*got, *cuda, *want,
                                         GetParam() + " tp rank " + std::to_string(pl.tp_rank) + " " + std::string(dtype_name(dt)));
     }
   }

@@ -184,6 +184,7 @@ TEST(ModelFamily, TheTransformerRefusesWeightsAnotherFamilyMade) {
   struct Foreign final : Weights {
     int64_t parameter_count() const override { return 0; }
     std::unique_ptr<Weights> rounded(DType) const override { return std::make_unique<Foreign>(); }
+    std::vector<std::pair<std::string, Tensor>> named_tensors() const override { return {}; }
   };
   const ModelStageConfig c = small_stage("transformer");
   const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);

@@ -19,17 +19,6 @@ kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) 
 // Rows [r0, r0 + n) of a 2-D host tensor, copied (contiguous).
 Tensor copy_rows(const Tensor& t, int64_t r0, int64_t n) { return t.slice(0, r0, n).contiguous_copy(); }
 
-// a + b in fp32 on the host (b may be undefined), for the layer hook.
-Tensor fp32_sum(const Runtime& rt, const Tensor& a, const Tensor& b) {
-  Tensor x = rt.host_f32(a);
-  if (!b.defined()) return x;
-  Tensor y = rt.host_f32(b);
-  float* px = x.data_as<float>();
-  const float* py = y.data_as<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) px[i] += py[i];
-  return x;
-}
-
 std::string act_and_mul_op(spec::Activation a) {
   switch (a) {
     case spec::Activation::kSilu: return "silu_and_mul";
@@ -119,10 +108,7 @@ Tensor Transformer::host_positions(int64_t seqs, int64_t q_len, int64_t q_start)
 
 Transformer::Stream Transformer::embed(const Tensor& ids) {
   const int64_t rows = ids.numel(), h = a_.hidden_size;
-  Tensor x = rt_.empty(dtype_, {rows, h});
-  rt_.run("embedding", "embed", call({x, ids, weights_.embed}, {static_cast<double>(pl_.vocab_begin(a_)),
-                                                                   static_cast<double>(a_.vocab_size)}));
-  rt_.all_reduce(comms_.tp, x, "tp.embed");
+  Tensor x = lm::embed_tokens(rt_, comms_, a_, pl_, ids, weights_.embed, dtype_);
   if (a_.embedding.scale_by_sqrt_hidden) {
     // Gemma's normaliser is rounded to the activation dtype before the multiply.
     float factor = std::sqrt(static_cast<float>(h));
@@ -262,16 +248,13 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
   for (const Block& b : blocks) block(b, s);
-  if (hook_) hook_(w.index, seq_begin, fp32_sum(rt_, traced_rows(s.h, q_len), traced_rows(s.residual, q_len)));
+  if (hook_) hook_(w.index, seq_begin, lm::host_sum_f32(rt_, traced_rows(s.h, q_len), traced_rows(s.residual, q_len)));
   rt_.set_layer(-1);
 }
 
 Tensor Transformer::traced_rows(const Tensor& t, int64_t q_len) const {
-  if (!trace_last_ || q_len == 1 || !t.defined()) return t;
-  const int64_t seqs = t.size(0) / q_len, h = t.size(1);
-  Tensor last = rt_.empty(t.dtype(), {seqs, h});
-  rt_.copy_rows(last, t.reshape({seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
-  return last;
+  if (!trace_last_ || !t.defined()) return t;
+  return lm::last_rows(rt_, t, q_len);
 }
 
 void Transformer::head(Stream& s, const MicroBatch& mb) {
@@ -294,41 +277,8 @@ void Transformer::head(Stream& s, const MicroBatch& mb) {
   }
   // Logits of each sequence's last position only (vLLM prunes before the LM head),
   // unless every position's are asked for.
-  Tensor last = x;
-  if (!all_logits_) {
-    const int64_t h = a_.hidden_size;
-    last = rt_.empty(dtype_, {mb.seqs, h});
-    rt_.copy_rows(last, x.reshape({mb.seqs, q_len * h}).slice(1, (q_len - 1) * h, h));
-  }
-  const int64_t seqs = last.size(0);
-  Tensor local = linear(last, weights_.lm_head, Tensor(), "lm_head");
-  const int64_t block = pl_.vocab_block(a_);
-  Tensor gathered = rt_.empty(dtype_, {pl_.tp, seqs, block});
-  rt_.all_gather(comms_.tp, local, gathered, "tp.logits");
-  const Tensor& logits = mb.out;  // [seqs, vocab]
-  for (int64_t r = 0; r < pl_.tp; ++r) {  // rank r's block holds vocab rows [r * block, ...), zero-padded
-    const int64_t begin = r * block, n = std::min(block, a_.vocab_size - begin);
-    if (n <= 0) continue;
-    rt_.copy_rows(logits.slice(1, begin, n), gathered.slice(0, r, 1).reshape({seqs, block}).slice(1, 0, n));
-  }
-  if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({logits}, {*a_.head.logit_softcap}));
-}
-
-void Transformer::send_stream(const Stream& s, int64_t mb) {
-  const int next = static_cast<int>(pl_.pp_rank + 1);
-  rt_.send(comms_.pp, s.h, next, static_cast<int>(2 * mb), "pp.send");
-  if (uses_residual_stream()) rt_.send(comms_.pp, s.residual, next, static_cast<int>(2 * mb + 1), "pp.send");
-}
-
-Transformer::Stream Transformer::recv_stream(int64_t mb, int64_t rows) {
-  const int prev = static_cast<int>(pl_.pp_rank - 1);
-  Stream s{rt_.empty(dtype_, {rows, a_.hidden_size}), Tensor()};
-  rt_.recv(comms_.pp, s.h, prev, static_cast<int>(2 * mb), "pp.recv");
-  if (uses_residual_stream()) {
-    s.residual = rt_.empty(dtype_, {rows, a_.hidden_size});
-    rt_.recv(comms_.pp, s.residual, prev, static_cast<int>(2 * mb + 1), "pp.recv");
-  }
-  return s;
+  lm::logits(rt_, comms_, a_, pl_, all_logits_ ? x : lm::last_rows(rt_, x, q_len), weights_.lm_head, mb.out);
+  if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({mb.out}, {*a_.head.logit_softcap}));
 }
 
 Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
@@ -371,14 +321,16 @@ void Transformer::forward() {
     const MicroBatch& mb = (*mbs_)[i];
     const auto m = static_cast<int64_t>(i);
     positions_ = mb.positions;
-    Stream s = pl_.first_stage() ? embed(mb.ids) : recv_stream(m, mb.seqs * q_len);
+    Stream s = pl_.first_stage() ? embed(mb.ids)
+                                  : lm::recv_stream(rt_, comms_, pl_, m, mb.seqs * q_len, a_.hidden_size, dtype_,
+                                                    uses_residual_stream());
     if (hook_ && pl_.first_stage()) hook_(-1, mb.seq_begin, rt_.host_f32(traced_rows(s.h, q_len)));
     for (size_t l = 0; l < weights_.layers.size(); ++l)
       layer(weights_.layers[l], static_cast<int64_t>(l), s, mb.seq_begin, mb.seqs, q_len, q_start);
     if (pl_.last_stage()) {
       head(s, mb);
     } else {
-      send_stream(s, m);
+      lm::send_stream(rt_, comms_, pl_, s, m, uses_residual_stream());
     }
   }
   positions_ = Tensor();

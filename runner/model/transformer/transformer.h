@@ -19,6 +19,7 @@
 #include "core/spec/architecture.h"
 #include "core/spec/workload.h"
 #include "runner/model/family.h"
+#include "runner/model/lm_parts.h"
 #include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
 #include "runner/model/transformer/weights.h"
@@ -58,10 +59,7 @@ class Transformer final : public Model {
   bool uses_residual_stream() const;
 
  private:
-  struct Stream {
-    Tensor h;
-    Tensor residual;  // defined once the fused residual path has started
-  };
+  using Stream = lm::StageStream;
   // One micro-batch of the step: sequences [seq_begin, seq_begin + seqs), its staged
   // inputs (on the device) and, on the last stage, its output (logits or features in
   // the activation dtype; result() converts to fp32).
@@ -89,8 +87,6 @@ class Transformer final : public Model {
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
-  void send_stream(const Stream& s, int64_t mb);
-  Stream recv_stream(int64_t mb, int64_t rows);
 
   const spec::Architecture& a_;
   const spec::Workload& w_;

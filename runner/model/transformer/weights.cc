@@ -2,10 +2,9 @@
 
 #include "core/hash.h"
 #include "core/rng.h"
-#include "runner/heartbeat.h"
+#include "runner/model/weight_plan.h"
 
 #include <cmath>
-#include <cstring>
 #include <fmt/format.h>
 
 namespace fk::runner {
@@ -13,83 +12,18 @@ namespace {
 
 using spec::Architecture;
 
-// A planned tensor: its shape and the source blocks that fill it, each placed at an
-// element offset (row-major). Elements no block covers are zero (a padded vocab block).
-struct Planned {
-  Shape shape;
-  std::vector<WeightPiece> pieces;
-  int64_t numel() const { return shape_numel(shape); }
-};
-
-// Parts laid end to end; the result has `shape`.
-Planned concat(const std::vector<Planned>& parts, Shape shape) {
-  Planned out{std::move(shape), {}};
-  int64_t at = 0;
-  for (const auto& p : parts) {
-    for (WeightPiece piece : p.pieces) {
-      piece.at += at;
-      out.pieces.push_back(std::move(piece));
-    }
-    at += p.numel();
-  }
-  return out;
-}
-
-Planned concat_rows(const std::vector<Planned>& parts) {
-  int64_t rows = 0;
-  for (const auto& p : parts) rows += p.shape[0];
-  return concat(parts, {rows, parts.empty() ? 0 : parts[0].shape[1]});
-}
-
-Planned concat_vectors(const std::vector<Planned>& parts) {
-  int64_t n = 0;
-  for (const auto& p : parts) n += p.numel();
-  return concat(parts, {n});
-}
-
-float linear_bound(int64_t fan_in) { return static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in))); }
-
-// Makes planned tensors: placeholders (no source: allocated, never written), host fp32
-// tensors (no backend), or tensors in `dtype` on `backend`, each block written in place.
-struct Maker {
-  const WeightSource* src = nullptr;
-  kernels::Backend* backend = nullptr;
-  DType dtype = DType::kF32;
-
-  Tensor operator()(const Planned& p) const {
-    progress_tick();  // a large model's weights take a while to read
-    if (src == nullptr) return Tensor::empty(dtype, p.shape);
-    int64_t covered = 0;
-    for (const auto& piece : p.pieces) covered += piece.nr * piece.nc;
-    if (backend != nullptr) {
-      Tensor t = backend->empty(dtype, p.shape);
-      if (covered < p.numel()) backend->memset(t, 0);
-      for (const auto& piece : p.pieces) src->fill(*backend, t, piece);
-      return t;
-    }
-    Tensor t = covered < p.numel() ? Tensor::zeros(DType::kF32, p.shape) : Tensor::empty(DType::kF32, p.shape);
-    for (const auto& piece : p.pieces) {
-      const Tensor b = src->values(piece);
-      std::memcpy(t.data_as<float>() + piece.at, b.data(), b.nbytes());
-    }
-    return t;
-  }
-};
-
 // The weight layout of a shard: which blocks of which global tensors make each tensor.
 struct Gen {
   const Architecture& a;
   const Placement& pl;
-  Maker make;
+  WeightMaker make;
 
   Planned draw(const std::string& name, int64_t rows_total, int64_t cols_total, int64_t r0, int64_t nr, int64_t c0,
                int64_t nc, float lo, float hi, float add = 0) const {
-    return Planned{{nr, nc}, {WeightPiece{name, rows_total, cols_total, r0, nr, c0, nc, lo, hi, add, 0}}};
+    return plan_block(name, rows_total, cols_total, r0, nr, c0, nc, lo, hi, add);
   }
   Planned draw_vector(const std::string& name, int64_t n, float lo, float hi, float add = 0) const {
-    Planned p = draw(name, 1, n, 0, 1, 0, n, lo, hi, add);
-    p.shape = {n};
-    return p;
+    return plan_vector(name, n, 0, n, lo, hi, add);
   }
 
   std::string layer_name(int64_t l, const std::string& rest) const { return fmt::format("model.layers.{}.{}", l, rest); }
@@ -107,9 +41,7 @@ struct Gen {
     return draw(name, rows_total, fan_in, begin, count, 0, fan_in, -b, b);
   }
   Planned bias_rows(const std::string& name, int64_t total, int64_t begin, int64_t count) const {
-    Planned p = draw(name, 1, total, 0, 1, begin, count, -0.1f, 0.1f);
-    p.shape = {count};
-    return p;
+    return plan_vector(name, total, begin, count, -0.1f, 0.1f);
   }
   // Row-parallel columns [begin, begin + count) of a [H, cols_total] projection.
   Planned cols(const std::string& name, int64_t cols_total, int64_t begin, int64_t count) const {
@@ -124,11 +56,11 @@ struct Gen {
     const int64_t hq = pl.q_heads(a), hk = pl.kv_heads(a);
     const int64_t q0 = pl.tp_rank * hq * d, k0 = pl.kv_head_begin(a) * d;
     const int64_t qt = a.num_attention_heads * d, kt = a.num_key_value_heads * d;
-    w.qkv_w = make(concat_rows({rows(layer_name(l, "self_attn.q_proj.weight"), qt, q0, hq * d, h),
+    w.qkv_w = make(plan_concat_rows({rows(layer_name(l, "self_attn.q_proj.weight"), qt, q0, hq * d, h),
                                 rows(layer_name(l, "self_attn.k_proj.weight"), kt, k0, hk * d, h),
                                 rows(layer_name(l, "self_attn.v_proj.weight"), kt, k0, hk * d, h)}));
     if (a.attention.qkv_bias)
-      w.qkv_b = make(concat_vectors({bias_rows(layer_name(l, "self_attn.q_proj.bias"), qt, q0, hq * d),
+      w.qkv_b = make(plan_concat_vectors({bias_rows(layer_name(l, "self_attn.q_proj.bias"), qt, q0, hq * d),
                                      bias_rows(layer_name(l, "self_attn.k_proj.bias"), kt, k0, hk * d),
                                      bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)}));
     w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
@@ -162,10 +94,10 @@ struct Gen {
   void dense(LayerWeights& w, int64_t l) const {
     const int64_t inter = a.intermediate_size, il = inter / pl.tp, i0 = pl.tp_rank * il;
     if (a.mlp.gated) {
-      w.up_w = make(concat_rows({rows(layer_name(l, "mlp.gate_proj.weight"), inter, i0, il, a.hidden_size),
+      w.up_w = make(plan_concat_rows({rows(layer_name(l, "mlp.gate_proj.weight"), inter, i0, il, a.hidden_size),
                                  rows(layer_name(l, "mlp.up_proj.weight"), inter, i0, il, a.hidden_size)}));
       if (a.mlp.bias)
-        w.up_b = make(concat_vectors({bias_rows(layer_name(l, "mlp.gate_proj.bias"), inter, i0, il),
+        w.up_b = make(plan_concat_vectors({bias_rows(layer_name(l, "mlp.gate_proj.bias"), inter, i0, il),
                                       bias_rows(layer_name(l, "mlp.up_proj.bias"), inter, i0, il)}));
     } else {
       w.up_w = make(rows(layer_name(l, "mlp.fc1.weight"), inter, i0, il, a.hidden_size));
@@ -187,11 +119,11 @@ struct Gen {
       up.push_back(rows(layer_name(l, fmt::format("mlp.experts.{}.up_proj.weight", x)), im, i0, iml, h));
       down.push_back(cols(layer_name(l, fmt::format("mlp.experts.{}.down_proj.weight", x)), im, i0, iml));
     }
-    w.w13 = make(concat(up, {e, 2 * iml, h}));
-    w.w2 = make(concat(down, {e, h, iml}));
+    w.w13 = make(plan_concat(up, {e, 2 * iml, h}));
+    w.w2 = make(plan_concat(down, {e, h, iml}));
     if (a.moe.shared_experts > 0) {
       const int64_t is = a.moe.shared_intermediate_size * a.moe.shared_experts, isl = is / pl.tp, s0 = pl.tp_rank * isl;
-      w.shared_up_w = make(concat_rows({rows(layer_name(l, "mlp.shared_expert.gate_proj.weight"), is, s0, isl, h),
+      w.shared_up_w = make(plan_concat_rows({rows(layer_name(l, "mlp.shared_expert.gate_proj.weight"), is, s0, isl, h),
                                         rows(layer_name(l, "mlp.shared_expert.up_proj.weight"), is, s0, isl, h)}));
       w.shared_down_w = make(cols(layer_name(l, "mlp.shared_expert.down_proj.weight"), is, s0, isl));
     }
@@ -199,20 +131,15 @@ struct Gen {
 
   // This rank's vocab block, zero-padded past the vocabulary.
   Tensor vocab_block(const std::string& name) const {
-    const int64_t block = pl.vocab_block(a), n = pl.vocab_rows(a), h = a.hidden_size;
-    Planned p{{block, h}, {}};
-    if (n > 0) {
-      const float b = name.find("embed_tokens") != std::string::npos ? std::sqrt(3.0f) : linear_bound(h);
-      p.pieces = draw(name, a.vocab_size, h, pl.vocab_begin(a), n, 0, h, -b, b).pieces;
-    }
-    return make(p);
+    const float b = name.find("embed_tokens") != std::string::npos ? std::sqrt(3.0f) : linear_bound(a.hidden_size);
+    return make(plan_vocab_block(a, pl, name, b));
   }
 };
 
-ModelWeights make_shard(const Architecture& a, const Placement& pl, const Maker& make) {
+ModelWeights make_shard(const Architecture& a, const Placement& pl, const WeightMaker& make) {
   Gen g{a, pl, make};
   ModelWeights m;
-  m.dtype = make.src != nullptr && make.backend == nullptr ? DType::kF32 : make.dtype;
+  m.dtype = make.made_dtype();
   const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
   if (pl.first_stage()) {
     m.embed = g.vocab_block("model.embed_tokens.weight");
@@ -248,18 +175,18 @@ ModelWeights ModelWeights::generate(const Architecture& a, const Placement& pl, 
 }
 
 ModelWeights ModelWeights::build(const Architecture& a, const Placement& pl, const WeightSource& source) {
-  return make_shard(a, pl, Maker{&source, nullptr, DType::kF32});
+  return make_shard(a, pl, WeightMaker{&source, nullptr, DType::kF32});
 }
 
 ModelWeights ModelWeights::load(const Architecture& a, const Placement& pl, const WeightSource& source, DType dtype,
                                 kernels::Backend& backend) {
-  ModelWeights m = make_shard(a, pl, Maker{&source, &backend, dtype});
+  ModelWeights m = make_shard(a, pl, WeightMaker{&source, &backend, dtype});
   backend.synchronize();  // every block is written (host staging buffers are freed) before the run starts
   return m;
 }
 
 ModelWeights ModelWeights::placeholders(const Architecture& a, const Placement& pl, DType dtype) {
-  return make_shard(a, pl, Maker{nullptr, nullptr, dtype});
+  return make_shard(a, pl, WeightMaker{nullptr, nullptr, dtype});
 }
 
 namespace {

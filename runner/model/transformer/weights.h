@@ -66,7 +66,7 @@ struct ModelWeights final : Weights {
   ModelWeights to_dtype(DType dtype) const;
   // Every defined tensor with a stable name ("embed", "lm_head", "layers.3.qkv_w"); a
   // tied LM head is the embedding and is not listed twice.
-  std::vector<std::pair<std::string, Tensor>> named_tensors() const;
+  std::vector<std::pair<std::string, Tensor>> named_tensors() const override;
   int64_t parameter_count() const override;
   std::unique_ptr<Weights> rounded(DType dtype) const override;
 };

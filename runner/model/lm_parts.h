@@ -1,0 +1,51 @@
+// Pieces every language-model family's forward pass shares (runner/model/family.h):
+// the vocab-parallel embedding, each sequence's last rows, the vocab-parallel LM head,
+// and the residual stream crossing pipeline stages. Each goes through the Runtime, so
+// its ops are timed and swappable like the family's own.
+//
+// Tensor parallelism (Megatron): the embedding table and the LM head are split by
+// vocabulary rows in ceil(V / tp)-row blocks (Placement::vocab_block); the lookup is
+// all-reduced over the TP group ("tp.embed"), the logit blocks all-gathered
+// ("tp.logits"). Pipeline parallelism: a stage sends (hidden, residual) to the next one
+// with blocking point-to-point calls tagged by micro-batch, like vLLM's intermediate
+// tensors.
+#pragma once
+
+#include "core/spec/architecture.h"
+#include "runner/model/model_comms.h"
+#include "runner/model/placement.h"
+#include "runner/runtime.h"
+
+namespace fk::runner::lm {
+
+// The embedding of `ids` ([rows] int64) from this rank's vocab block `table` of
+// [vocab_block, H]: [rows, H] in `dtype`, all-reduced over TP ("embed").
+Tensor embed_tokens(Runtime& rt, const ModelComms& comms, const spec::Architecture& a, const Placement& pl,
+                    const Tensor& ids, const Tensor& table, DType dtype);
+
+// Each sequence's last of every q_len rows of x ([seqs * q_len, W]) as [seqs, W], on the
+// device; x itself when q_len is 1.
+Tensor last_rows(Runtime& rt, const Tensor& x, int64_t q_len);
+
+// The logits of rows x ([seqs, H]) through this rank's vocab block `lm_head`
+// ([vocab_block, H], "lm_head"), gathered over TP into `out` ([seqs, vocab_size]).
+void logits(Runtime& rt, const ModelComms& comms, const spec::Architecture& a, const Placement& pl, const Tensor& x,
+            const Tensor& lm_head, const Tensor& out);
+
+// The residual stream of one micro-batch between stages: `h`, and `residual` when the
+// family keeps one (vLLM's fused add + norm).
+struct StageStream {
+  Tensor h;
+  Tensor residual;  // undefined until the fused residual path has started
+};
+// Sends s to the next stage (tags 2 mb and 2 mb + 1).
+void send_stream(Runtime& rt, const ModelComms& comms, const Placement& pl, const StageStream& s, int64_t mb,
+                 bool with_residual);
+// Receives micro-batch mb's [rows, H] stream in `dtype` from the previous stage.
+StageStream recv_stream(Runtime& rt, const ModelComms& comms, const Placement& pl, int64_t mb, int64_t rows,
+                        int64_t hidden, DType dtype, bool with_residual);
+
+// a + b in fp32 on the host (b may be undefined): the residual stream a layer hook sees.
+Tensor host_sum_f32(const Runtime& rt, const Tensor& a, const Tensor& b);
+
+}  // namespace fk::runner::lm
