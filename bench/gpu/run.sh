@@ -23,6 +23,18 @@ if [ -z "$cudnn_root" ]; then
     cudnn_root=$(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null | head -1)
 fi
 echo "cudnn root: ${cudnn_root:-not found, the CUDA toolkit one if any}" | tee -a "$out/versions.txt"
+# FK_GPU_FIXTURES="mamba ...": make those HF parity fixtures first, with the machine's
+# transformers (tests/fixtures/hf/make_fixtures.py), into tests/fixtures/hf/ so that the
+# build's parity tests include them; each comes back as $OUT/fixture-<type>.tgz.
+if [ -n "${FK_GPU_FIXTURES:-}" ]; then
+  python3 tests/fixtures/hf/make_fixtures.py /tmp/fk-fixtures $FK_GPU_FIXTURES > "$out/fixtures.log" 2>&1
+  echo "fixtures ($FK_GPU_FIXTURES): exit $?"; tail -5 "$out/fixtures.log"
+  for mt in $FK_GPU_FIXTURES; do
+    [ -d "/tmp/fk-fixtures/$mt" ] || continue
+    rm -rf "tests/fixtures/hf/$mt" && cp -r "/tmp/fk-fixtures/$mt" "tests/fixtures/hf/$mt"
+    tar czf "/tmp/fixture-$mt.tgz" -C /tmp/fk-fixtures "$mt"
+  done
+fi
 t0=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   ${cudnn_root:+-DFK_CUDNN_ROOT="$cudnn_root"} > "$out/configure.log" 2>&1 ||
@@ -145,7 +157,13 @@ if [ "${FK_GPU_DO_BENCH:-1}" = 1 ]; then
     >> "$out/do-bench.log" 2>&1
   echo "do_bench: exit $?"; tail -12 "$out/do-bench.log"
 fi
-if [ "${FK_GPU_CPU_TESTS:-1}" = 1 ]; then
+# FK_GPU_CPU_TEST_REGEX: CPU tests of that regex only (ctest -R), e.g. a new fixture's
+# hf.parity tests, instead of the whole CPU suite.
+if [ -n "${FK_GPU_CPU_TEST_REGEX:-}" ]; then
+  ctest --test-dir build-gpu -LE gpu -R "$FK_GPU_CPU_TEST_REGEX" -j "$(nproc)" --timeout 900 --output-on-failure \
+    > "$out/cpu-tests.log" 2>&1
+  echo "cpu tests ($FK_GPU_CPU_TEST_REGEX): exit $?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$out/cpu-tests.log" | head -20
+elif [ "${FK_GPU_CPU_TESTS:-1}" = 1 ]; then
   ctest --test-dir build-gpu -LE gpu -j "$(nproc)" --timeout 900 > "$out/cpu-tests.log" 2>&1
   echo "cpu tests: exit $?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$out/cpu-tests.log" | head -20
 fi
@@ -165,3 +183,4 @@ if [ "${FK_GPU_PACK:-1}" = 1 ]; then
   tar czf "$pack" -C "$out" . && find "$out" -mindepth 1 -delete && mv "$pack" "$out/fk-gpu-logs.tgz" &&
     echo "logs: \$OUT/fk-gpu-logs.tgz"
 fi
+for f in /tmp/fixture-*.tgz; do [ -f "$f" ] && mv "$f" "$out/"; done
