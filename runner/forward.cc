@@ -145,6 +145,10 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   const std::unique_ptr<Model> model = family.build({a, p.workload, pl, comms.comms(), *weights, rt});
   model->set_all_logits(true);
   model->set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
+    if (output.hidden_states == HiddenStates::kLayerOutputs) {  // layer l at l, the final norm at L
+      if (layer >= 0 && (layer < layers || final_norm)) put(layer, seq_begin, stream);
+      return;
+    }
     if (layer < 0) {
       put(0, seq_begin, stream);
     } else if (layer < layers - 1 || (layer == layers - 1 && !final_norm)) {

@@ -223,8 +223,9 @@ HfImport hf_config_import(const Json& config, const std::string& file, const HfI
   if (outer_tie != nullptr && !outer_tie->is_null() && *outer_tie != a.embedding.tied)
     top.fail_value("tie_word_embeddings", *outer_tie,
                    fmt::format("{} as text_config's (the wrapper and the text model must agree)", a.embedding.tied));
-  hf::check_heads(r, a, model_type == "gpt2" ? "n_head" : "num_attention_heads",
-                  model_type == "gpt2" ? "n_head" : "num_key_value_heads");
+  if (a.model_family == "transformer")
+    hf::check_heads(r, a, model_type == "gpt2" ? "n_head" : "num_attention_heads",
+                    model_type == "gpt2" ? "n_head" : "num_key_value_heads");
   r.finish();
 
   out.defaults_used = top.defaults_used();

@@ -18,6 +18,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},
       {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
       {"llama", "LlamaConfig", "llama", fill_llama},
+      {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
       {"phi3", "Phi3Config", "phi3", fill_phi3},

@@ -90,7 +90,7 @@ void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<Layer
                        std::optional<int64_t> window, const char* window_key);
 
 // The fill functions of the registry (hf_models.cc, hf_models_gemma.cc,
-// hf_models_classic.cc).
+// hf_models_classic.cc, hf_models_mamba.cc).
 void fill_llama(ConfigReader& r, Architecture& a);
 void fill_mistral(ConfigReader& r, Architecture& a);
 void fill_mixtral(ConfigReader& r, Architecture& a);
@@ -102,5 +102,6 @@ void fill_gemma2(ConfigReader& r, Architecture& a);
 void fill_gemma3_text(ConfigReader& r, Architecture& a);
 void fill_bert(ConfigReader& r, Architecture& a);
 void fill_gpt2(ConfigReader& r, Architecture& a);
+void fill_mamba(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

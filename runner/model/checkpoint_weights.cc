@@ -11,6 +11,16 @@ using spec::Architecture;
 
 std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
+// The shape without its interior dimensions of size 1: a depthwise conv's [C, 1, W]
+// weight is the [C, W] matrix the model holds (a tensor is read as rows of its last
+// dimension, core/safetensors.h).
+std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (i == 0 || i + 1 == s.size() || s[i] != 1) out.push_back(s[i]);
+  return out;
+}
+
 }  // namespace
 
 CheckpointWeights::CheckpointWeights(const std::string& path, const Architecture& arch, TensorMap map)
@@ -47,7 +57,8 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
   }
   const int64_t out_rows = ref.total > 0 ? ref.total : rows;
   if (!ref.transpose) {
-    if (e.shape.size() != 2 || e.shape[0] != out_rows || e.shape[1] != cols) mismatch(shape_str({out_rows, cols}));
+    const std::vector<int64_t> shape = squeezed(e.shape);
+    if (shape.size() != 2 || shape[0] != out_rows || shape[1] != cols) mismatch(shape_str({out_rows, cols}));
     return f.read_block(src, ref.offset + r0, nr, c0, nc);
   }
   // Stored [in, out]: our rows are its columns.

@@ -33,7 +33,10 @@ void ModelFamilyRegistry::add(ModelFamily family) {
 
 void register_builtin_model_families() {
   static std::once_flag once;
-  std::call_once(once, [] { register_transformer_model_family(ModelFamilyRegistry::global()); });
+  std::call_once(once, [] {
+    register_transformer_model_family(ModelFamilyRegistry::global());
+    register_mamba_model_family(ModelFamilyRegistry::global());
+  });
 }
 
 const ModelFamily& model_family_of(const spec::Architecture& arch) {

@@ -88,9 +88,17 @@ enum class OutputKind {
   kFeatures,  // [sequences x q_len, width]: every position; relative L2, recorded as the
               // layer error of layer num_hidden_layers
 };
+// Which residual streams HF's output_hidden_states lists (fk forward writes them in
+// the same order, as hidden_states.0..L of a model of L layers).
+enum class HiddenStates {
+  kEmbeddingsFirst,  // the embedding output, every layer's output but the last, then the
+                     // final norm's output (the last layer's without one): HF transformers
+  kLayerOutputs,     // every layer's output, then the final norm's output: HF Mamba
+};
 struct ModelOutput {
   OutputKind kind = OutputKind::kLogits;
   int64_t width = 0;  // vocabulary or feature size
+  HiddenStates hidden_states = HiddenStates::kEmbeddingsFirst;
 };
 
 // One step of the model stage: positions [q_start, q_start + q_len) of every sequence.
@@ -153,5 +161,6 @@ std::unique_ptr<Model> build_model(const ModelInputs& in);
 
 // One registration function per shipped family.
 void register_transformer_model_family(ModelFamilyRegistry& r);
+void register_mamba_model_family(ModelFamilyRegistry& r);
 
 }  // namespace fk::runner

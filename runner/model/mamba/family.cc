@@ -1,0 +1,67 @@
+// The Mamba family, runner side (runner/model/family.h): builds a Mamba (mamba.h). The
+// spec side is core/spec/families/mamba.cc.
+#include "core/error.h"
+#include "runner/model/family.h"
+#include "runner/model/mamba/mamba.h"
+
+#include <fmt/format.h>
+
+namespace fk::runner {
+namespace {
+
+std::unique_ptr<Model> build_mamba(const ModelInputs& in) {
+  const auto* weights = dynamic_cast<const MambaWeights*>(&in.weights);
+  if (weights == nullptr) fail(ErrorKind::kInternal, "the mamba family was given weights another family made");
+  return std::make_unique<Mamba>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
+}
+
+// HF's MambaModel lists each layer's output, then norm_f's, without the embeddings.
+ModelOutput mamba_output(const spec::Architecture& a) {
+  return {OutputKind::kLogits, a.vocab_size, HiddenStates::kLayerOutputs};
+}
+
+// The prompt, then one token per decode step on the recurrent state.
+std::vector<ModelStep> mamba_steps(const spec::Architecture&, const spec::Workload& w) {
+  std::vector<ModelStep> steps = {{"prefill", w.seq_len, 0}};
+  for (int64_t j = 0; j < w.decode_steps; ++j) steps.push_back({fmt::format("decode.{}", j), 1, w.seq_len + j});
+  return steps;
+}
+
+std::unique_ptr<Weights> mamba_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
+  return std::make_unique<MambaWeights>(MambaWeights::build(a, p, s));
+}
+
+std::unique_ptr<Weights> mamba_load(const spec::Architecture& a, const Placement& p, const WeightSource& s, DType dtype,
+                                    kernels::Backend& backend) {
+  return std::make_unique<MambaWeights>(MambaWeights::load(a, p, s, dtype, backend));
+}
+
+std::unique_ptr<Weights> mamba_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
+  return std::make_unique<MambaWeights>(MambaWeights::placeholders(a, p, dtype));
+}
+
+// The family's names are HF MambaForCausalLM's own (weights.h).
+TensorMap mamba_checkpoint_names(const spec::Architecture& a) {
+  if (a.model_type != "mamba")
+    fail(ErrorKind::kUnsupported, "the mamba family reads checkpoints of model_type mamba, not '{}'", a.model_type);
+  return TensorMap{a.model_type, {""}, [](const std::string& canonical, const spec::Architecture&) {
+                     return TensorRef{canonical};
+                   }};
+}
+
+}  // namespace
+
+void register_mamba_model_family(ModelFamilyRegistry& r) {
+  ModelFamily f;
+  f.name = "mamba";
+  f.build = build_mamba;
+  f.steps = mamba_steps;
+  f.output = mamba_output;
+  f.master_weights = mamba_master;
+  f.load_weights = mamba_load;
+  f.placeholder_weights = mamba_placeholders;
+  f.checkpoint_names = mamba_checkpoint_names;
+  r.add(std::move(f));
+}
+
+}  // namespace fk::runner

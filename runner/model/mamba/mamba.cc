@@ -1,0 +1,171 @@
+#include "runner/model/mamba/mamba.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fk::runner {
+namespace {
+
+kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) {
+  return kernels::OpCall{std::move(args), std::move(params)};
+}
+
+// A [rows, cols] column block of m as a contiguous [rows, cols] tensor.
+Tensor columns(Runtime& rt, DType dtype, const Tensor& m, int64_t c0, int64_t cols) {
+  Tensor out = rt.empty(dtype, {m.size(0), cols});
+  rt.copy_rows(out, m.slice(1, c0, cols));
+  return out;
+}
+
+}  // namespace
+
+Mamba::Mamba(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
+             ModelComms comms, const MambaWeights& weights, Runtime& runtime)
+    : a_(arch), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype) {
+  reset();
+}
+
+void Mamba::reset() {
+  position_ = 0;
+  if (!conv_state_.empty()) {
+    for (Tensor& t : conv_state_) rt_.zero(t);
+    for (Tensor& t : ssm_state_) rt_.zero(t);
+    return;
+  }
+  const int64_t b = pl_.batch_size(w_), il = a_.intermediate_size / pl_.tp;
+  for (size_t i = 0; i < weights_.layers.size(); ++i) {
+    conv_state_.push_back(rt_.zeros(dtype_, {b, a_.ssm.conv_kernel - 1, il}));
+    ssm_state_.push_back(rt_.zeros(DType::kF32, {b, il, a_.ssm.state_size}));
+  }
+}
+
+Tensor Mamba::linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role) {
+  Tensor out = rt_.empty(x.dtype(), {x.size(0), w.size(0)});
+  rt_.run("linear", role, call({out, x, w, b}));
+  return out;
+}
+
+Tensor Mamba::traced(const Tensor& t, int64_t q_len) const {
+  if (!trace_last_ || !t.defined()) return t;
+  return lm::last_rows(rt_, t, q_len);
+}
+
+Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                    int64_t q_len) {
+  const int64_t rows = x.size(0), il = a_.intermediate_size / pl_.tp, n = a_.ssm.state_size;
+  const int64_t r = a_.ssm.time_step_rank;
+  const Tensor xz = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");
+  const Tensor xs = columns(rt_, dtype_, xz, 0, il);
+  const Tensor z = columns(rt_, dtype_, xz, il, il);
+  const Shape seq_major = {seqs, q_len, il};
+  Tensor xc = rt_.empty(dtype_, {rows, il});
+  rt_.run("causal_conv1d", "mixer.conv1d",
+          call({xc.reshape(seq_major), xs.reshape(seq_major), w.conv_w, w.conv_b,
+                conv_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
+               {1.0}));
+  Tensor dbc = linear(xc, w.x_proj_w, Tensor(), "mixer.x_proj");
+  rt_.all_reduce(comms_.tp, dbc, "tp.x_proj");
+  const Tensor dt = columns(rt_, dtype_, dbc, 0, r);
+  const Tensor b = columns(rt_, dtype_, dbc, r, n);
+  const Tensor c = columns(rt_, dtype_, dbc, r + n, n);
+  const Tensor delta = linear(dt, w.dt_proj_w, Tensor(), "mixer.dt_proj");
+  Tensor y = rt_.empty(dtype_, {rows, il});
+  const Shape states = {seqs, q_len, n};
+  rt_.run("selective_scan", "mixer.selective_scan",
+          call({y.reshape(seq_major), xc.reshape(seq_major), delta.reshape(seq_major), w.a, b.reshape(states),
+                c.reshape(states), w.d, z.reshape(seq_major), w.dt_bias,
+                ssm_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
+               {1.0}));
+  Tensor out = linear(y, w.out_proj_w, pl_.tp_rank == 0 ? w.out_proj_b : Tensor(), "mixer.out_proj");
+  rt_.all_reduce(comms_.tp, out, "tp.mixer_out");
+  return out;
+}
+
+Tensor Mamba::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
+  prepare(tokens, q_len, q_start);
+  forward();
+  return result();
+}
+
+void Mamba::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) {
+  if (q_start != position_)
+    fail(ErrorKind::kInternal, "a Mamba model continues its sequences in order: a step at position {} after {}",
+         q_start, position_);
+  const int64_t batch = pl_.batch_size(w_), m = std::min<int64_t>(pl_.pp, batch);
+  mbs_ = &staged_[q_len];
+  mbs_->resize(static_cast<size_t>(m));
+  int64_t seq_begin = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
+    mb.seq_begin = seq_begin;
+    mb.seqs = batch / m + (i < batch % m ? 1 : 0);
+    if (pl_.first_stage())
+      rt_.stage(mb.ids, tokens.slice(0, seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
+    if (pl_.last_stage()) {
+      const Shape out{all_logits_ ? mb.seqs * q_len : mb.seqs, a_.vocab_size};
+      if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
+    }
+    seq_begin += mb.seqs;
+  }
+  q_len_ = q_len;
+  position_ += q_len;
+}
+
+void Mamba::forward() {
+  if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Mamba::forward before prepare");
+  const int64_t q_len = q_len_, h = a_.hidden_size;
+  const double eps = a_.norm.eps;
+  for (size_t i = 0; i < mbs_->size(); ++i) {
+    const MicroBatch& mb = (*mbs_)[i];
+    const auto m = static_cast<int64_t>(i);
+    const int64_t rows = mb.seqs * q_len;
+    lm::StageStream s;
+    if (pl_.first_stage()) {
+      s.h = lm::embed_tokens(rt_, comms_, a_, pl_, mb.ids, weights_.embed, dtype_);
+      if (hook_) hook_(-1, mb.seq_begin, rt_.host_f32(traced(s.h, q_len)));
+    } else {
+      s = lm::recv_stream(rt_, comms_, pl_, m, rows, h, dtype_, true);
+    }
+    for (size_t l = 0; l < weights_.layers.size(); ++l) {
+      const MambaLayerWeights& w = weights_.layers[l];
+      rt_.set_layer(w.index);
+      if (!s.residual.defined()) {
+        s.residual = s.h;
+        s.h = rt_.empty(dtype_, {rows, h});
+        rt_.run("rms_norm", "mixer.norm", call({s.h, s.residual, w.norm_w}, {eps}));
+      } else {
+        rt_.run("fused_add_rms_norm", "mixer.norm", call({s.h, s.residual, w.norm_w}, {eps}));
+      }
+      s.h = mixer(w, static_cast<int64_t>(l), s.h, mb.seq_begin, mb.seqs, q_len);
+      if (hook_) hook_(w.index, mb.seq_begin, lm::host_sum_f32(rt_, traced(s.h, q_len), traced(s.residual, q_len)));
+      rt_.set_layer(-1);
+    }
+    if (pl_.last_stage()) {
+      rt_.run("fused_add_rms_norm", "final.norm", call({s.h, s.residual, weights_.final_norm_w}, {eps}));
+      if (hook_) hook_(a_.num_hidden_layers, mb.seq_begin, rt_.host_f32(traced(s.h, q_len)));
+      lm::logits(rt_, comms_, a_, pl_, all_logits_ ? s.h : lm::last_rows(rt_, s.h, q_len), weights_.lm_head, mb.out);
+    } else {
+      lm::send_stream(rt_, comms_, pl_, s, m, true);
+    }
+  }
+}
+
+Tensor Mamba::result() {
+  if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Mamba::result before prepare");
+  Tensor result;
+  if (pl_.last_stage()) {
+    const int64_t batch = pl_.batch_size(w_), v = a_.vocab_size;
+    result = Tensor::empty(DType::kF32, {all_logits_ ? batch * q_len_ : batch, v});
+    for (const MicroBatch& mb : *mbs_) {
+      const Tensor host = rt_.host_f32(mb.out);
+      const int64_t row0 = all_logits_ ? mb.seq_begin * q_len_ : mb.seq_begin;
+      std::memcpy(result.data_as<float>() + row0 * v, host.data(), host.nbytes());
+    }
+  }
+  rt_.flush();
+  return result;
+}
+
+}  // namespace fk::runner

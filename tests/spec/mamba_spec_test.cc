@@ -1,0 +1,120 @@
+// The Mamba family's spec side: the shipped spec loads and round-trips; a field of
+// another family, a missing ssm section and bad ssm values are errors at their line;
+// layouts that cannot split the mixer are named; the memory estimate holds a
+// recurrent state that does not grow with the context.
+#include "core/spec/architecture_write.h"
+#include "core/spec/family.h"
+#include "core/spec/memory.h"
+#include "core/spec/spec_file.h"
+#include "core/spec/workload.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace fk::spec {
+namespace {
+
+std::string shipped_text() {
+  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The load's diagnostics ("" when it loaded).
+std::string load_errors(const std::string& text) {
+  Diagnostics d;
+  const auto doc = spec_load_string(text, "m.yaml", d);
+  return doc ? "" : d.to_string();
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(MambaSpec, ShippedSpecLoadsWithItsPublishedSizesAndRoundTrips) {
+  Diagnostics d;
+  const auto doc = architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml", d);
+  ASSERT_TRUE(doc.has_value()) << d.to_string();
+  const Architecture& a = doc->full;
+  EXPECT_EQ(a.model_family, "mamba");
+  EXPECT_EQ(a.hidden_size, 2560);
+  EXPECT_EQ(a.intermediate_size, 5120);
+  EXPECT_EQ(a.ssm.state_size, 16);
+  EXPECT_EQ(a.ssm.time_step_rank, 160);
+  EXPECT_TRUE(a.embedding.tied);
+  const Architecture t = *doc->select("tiny");
+  EXPECT_EQ(t.ssm.time_step_rank, 4);
+  EXPECT_TRUE(t.ssm.conv_bias) << "a preset keeps the fields it does not give";
+  const std::string written = architecture_to_yaml(a);
+  EXPECT_EQ(written.find("num_attention_heads"), std::string::npos) << "only the family's fields are written";
+  Diagnostics d2;
+  const auto back = spec_load_string(written, "w.yaml", d2);
+  ASSERT_TRUE(back.has_value()) << d2.to_string() << written;
+  EXPECT_EQ(std::get<ArchitectureDoc>(*back).full, a);
+}
+
+TEST(MambaSpec, FieldsOfAnotherFamilyAndBadSsmValuesAreErrorsAtTheirLine) {
+  const std::string base = shipped_text();
+  std::string e = load_errors(replaced(base, "vocab_size: 50280\n", "vocab_size: 50280\nnum_attention_heads: 32\n"));
+  EXPECT_NE(e.find("num_attention_heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("does not apply to model_family 'mamba'"), std::string::npos) << e;
+  e = load_errors(replaced(base, "ssm: {state_size: 16, conv_kernel: 4, time_step_rank: 160, conv_bias: true, proj_bias: false}\n", ""));
+  EXPECT_NE(e.find("ssm"), std::string::npos) << e;
+  e = load_errors(replaced(base, "conv_kernel: 4, time_step_rank: 160", "conv_kernel: 9, time_step_rank: 160"));
+  EXPECT_NE(e.find("ssm.conv_kernel"), std::string::npos) << e;
+  EXPECT_NE(e.find("m.yaml:"), std::string::npos) << "the error names the file and line: " << e;
+  e = load_errors(replaced(base, "norm: {kind: rmsnorm", "norm: {kind: layernorm"));
+  EXPECT_NE(e.find("rmsnorm"), std::string::npos) << e;
+  // The transformer family does not take an ssm section.
+  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  e = load_errors(replaced(s.str(), "vocab_size: 128256\n", "vocab_size: 128256\nssm: {state_size: 16, time_step_rank: 8}\n"));
+  EXPECT_NE(e.find("does not apply to model_family 'transformer'"), std::string::npos) << e;
+}
+
+TEST(MambaSpec, LayoutsThatCannotSplitTheMixerAreNamed) {
+  Diagnostics d;
+  const auto doc = architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml", d);
+  ASSERT_TRUE(doc.has_value());
+  const Architecture a = *doc->select("tiny");  // intermediate 128, 4 layers
+  Workload w;
+  w.name = "w";
+  w.batch = 4;
+  w.seq_len = 16;
+  EXPECT_TRUE(layout_misfits(a, w, {4, 4, 1}).empty());
+  const auto m = layout_misfits(a, w, {3, 8, 1});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_NE(m[0].find("tp (3) does not divide intermediate_size (128)"), std::string::npos) << m[0];
+  EXPECT_NE(m[1].find("pp (8) is more than num_hidden_layers (4)"), std::string::npos) << m[1];
+}
+
+TEST(MambaSpec, TheRecurrentStateDoesNotGrowWithTheContext) {
+  Diagnostics d;
+  const auto doc = architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml", d);
+  ASSERT_TRUE(doc.has_value());
+  const Architecture& a = doc->full;
+  Workload w;
+  w.name = "w";
+  w.batch = 8;
+  w.seq_len = 512;
+  const MemoryEstimate short_ctx = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
+  w.seq_len = 32768;
+  const MemoryEstimate long_ctx = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
+  EXPECT_EQ(short_ctx.kv_cache_bytes, long_ctx.kv_cache_bytes);
+  // 64 layers x 8 sequences x 5120 channels x (3 conv rows + 16 states) x 4 bytes.
+  EXPECT_EQ(short_ctx.kv_cache_bytes, 64LL * 8 * 5120 * (3 + 16) * 4);
+  EXPECT_GT(long_ctx.activation_bytes, short_ctx.activation_bytes);
+  // About 2.77B parameters (the published 2.8B), tied head counted once.
+  EXPECT_NEAR(static_cast<double>(short_ctx.parameters), 2.77e9, 0.03e9);
+  const MemoryEstimate tp2 = memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda);
+  EXPECT_NEAR(static_cast<double>(tp2.parameters) / static_cast<double>(long_ctx.parameters), 0.5, 0.01);
+}
+
+}  // namespace
+}  // namespace fk::spec
