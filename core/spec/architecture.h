@@ -19,8 +19,10 @@ namespace fk::spec {
 
 enum class NormKind { kRmsNorm, kLayerNorm };
 // pre: x + f(norm(x)). post (BERT): norm(x + f(x)). sandwich (Gemma 2/3):
-// x + post_norm(f(pre_norm(x))).
-enum class NormPlacement { kPre, kPost, kSandwich };
+// x + post_norm(f(pre_norm(x))). parallel (GPT-NeoX): attention and MLP read the same
+// layer input, x + attn(norm_1(x)) + mlp(norm_2(x)); parallel_shared (Phi, GPT-J,
+// Falcon): one norm for both, x + attn(norm(x)) + mlp(norm(x)).
+enum class NormPlacement { kPre, kPost, kSandwich, kParallel, kParallelShared };
 enum class Activation { kSilu, kGelu, kGeluTanh, kRelu };
 enum class LayerType { kFull, kSliding };
 enum class PositionKind { kRope, kLearned, kNone };
@@ -87,6 +89,8 @@ struct EmbeddingSpec {
 struct HeadSpec {
   HeadKind kind = HeadKind::kLm;
   bool final_norm = true;
+  bool bias = false;                    // the LM head adds a bias (Phi, GPT-J)
+  std::optional<double> logit_scale;    // logits x this (Cohere logit_scale; Granite 1 / logits_scaling)
   std::optional<double> logit_softcap;  // final logit soft-capping (Gemma 2)
   bool operator==(const HeadSpec&) const = default;
 };

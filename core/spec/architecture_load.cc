@@ -15,7 +15,9 @@ namespace {
 const std::vector<std::pair<std::string, NormKind>> kNormKinds = {{"rmsnorm", NormKind::kRmsNorm},
                                                                   {"layernorm", NormKind::kLayerNorm}};
 const std::vector<std::pair<std::string, NormPlacement>> kPlacements = {
-    {"pre", NormPlacement::kPre}, {"post", NormPlacement::kPost}, {"sandwich", NormPlacement::kSandwich}};
+    {"pre", NormPlacement::kPre},           {"post", NormPlacement::kPost},
+    {"sandwich", NormPlacement::kSandwich}, {"parallel", NormPlacement::kParallel},
+    {"parallel_shared", NormPlacement::kParallelShared}};
 const std::vector<std::pair<std::string, Activation>> kActivations = {{"silu", Activation::kSilu},
                                                                       {"gelu", Activation::kGelu},
                                                                       {"gelu_tanh", Activation::kGeluTanh},
@@ -112,6 +114,8 @@ void read_embedding(MapReader& r, EmbeddingSpec& e) {
 void read_head(MapReader& r, HeadSpec& h) {
   r.choice("kind", h.kind, Need::kOptional, kHeadKinds);
   r.boolean("final_norm", h.final_norm, Need::kOptional);
+  r.boolean("bias", h.bias, Need::kOptional);
+  r.optional_number("logit_scale", h.logit_scale, Need::kOptional, limits::kLogitScale);
   r.optional_number("logit_softcap", h.logit_softcap, Need::kOptional, limits::kLogitSoftcap);
 }
 
@@ -260,6 +264,8 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("embedding.norm", a.embedding.norm ? "true" : "false");
   add("head.kind", std::string(head_kind_name(a.head.kind)));
   add("head.final_norm", a.head.final_norm ? "true" : "false");
+  add("head.bias", a.head.bias ? "true" : "false");
+  add("head.logit_scale", a.head.logit_scale ? "set" : "unset");
   add("head.logit_softcap", a.head.logit_softcap ? "set" : "unset");
   add("moe", a.moe.enabled() ? "enabled" : "disabled");
   add("moe.experts_per_token", fmt::format("{}", a.moe.experts_per_token));
@@ -312,6 +318,7 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
        L::kRopeOriginalMaxPositions);
   in("embedding.type_vocab_size", a.embedding.type_vocab_size, L::kTypeVocabSize);
   if (a.head.logit_softcap) in("head.logit_softcap", *a.head.logit_softcap, L::kLogitSoftcap);
+  if (a.head.logit_scale) in("head.logit_scale", *a.head.logit_scale, L::kLogitScale);
   const MoeSpec& m = a.moe;
   if (m.enabled()) {
     in("moe.num_experts", m.num_experts, L::kNumExperts);
@@ -351,6 +358,8 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.head.kind == HeadKind::kNone) {
     if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
     if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");
+    if (a.head.logit_scale) err("head.logit_scale", "applies only to head.kind lm");
+    if (a.head.bias) err("head.bias", "applies only to head.kind lm");
   }
   if (family->validate != nullptr) family->validate(a, ctx);
 }

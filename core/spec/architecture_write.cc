@@ -159,6 +159,8 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   e << Key << "head" << Value << Flow << BeginMap;
   kv(e, "kind", head_kind_name(a.head.kind));
   kv(e, "final_norm", a.head.final_norm);
+  if (a.head.bias) kv(e, "bias", a.head.bias);
+  if (a.head.logit_scale) kv_float(e, "logit_scale", *a.head.logit_scale);
   kv_float(e, "logit_softcap", a.head.logit_softcap);
   e << EndMap;
   if (takes("ssm") && a.ssm.enabled()) {

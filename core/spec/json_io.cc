@@ -177,6 +177,8 @@ Json to_json(const Architecture& a) {
   // Written only when set, so that the text (and the job ids hashed from it) of
   // architectures without them stays what it was before these fields existed.
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
+  if (a.head.bias) j["head"]["bias"] = true;
+  if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
   if (a.ssm.enabled())
     j["ssm"] = {{"state_size", a.ssm.state_size},
                 {"conv_kernel", a.ssm.conv_kernel},
@@ -223,7 +225,8 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.norm.kind = enum_from(n.at("kind"), {NormKind::kRmsNorm, NormKind::kLayerNorm}, norm_kind_name);
   a.norm.eps = n.at("eps").f64();
   a.norm.placement = enum_from(n.at("placement"),
-                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich},
+                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich, NormPlacement::kParallel,
+                                NormPlacement::kParallelShared},
                                norm_placement_name);
   a.norm.weight_offset = n.at("weight_offset").f64();
   const JsonIn m = in.at("mlp");
@@ -254,6 +257,8 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   const JsonIn h = in.at("head");
   a.head.kind = enum_from(h.at("kind"), {HeadKind::kLm, HeadKind::kNone}, head_kind_name);
   a.head.final_norm = h.at("final_norm").boolean();
+  a.head.bias = h.has("bias") && h.at("bias").boolean();
+  a.head.logit_scale = opt_f64(h, "logit_scale");
   a.head.logit_softcap = opt_f64(h, "logit_softcap");
   const JsonIn mo = in.at("moe");
   a.moe.num_experts = mo.at("num_experts").i64(0);  // 0: a dense model

@@ -46,6 +46,7 @@ inline constexpr IntRange kVocabSize{1, int64_t{1} << 32};
 inline constexpr IntRange kMaxPositionEmbeddings{1, kMaxDim * 64};
 inline constexpr IntRange kSlidingWindow{1, kMaxDim};
 inline constexpr RealRange kLogitSoftcap{0.0, 1e6, true};
+inline constexpr RealRange kLogitScale{0.0, 1e6, true};
 inline constexpr RealRange kQueryPreAttnScalar{0.0, 1e9, true};
 inline constexpr RealRange kNormEps{0.0, 0.1, true};
 inline constexpr RealRange kNormWeightOffset{-10.0, 10.0};

@@ -30,7 +30,8 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   if (a.attention.out_bias) p += h;
   if (a.attention.qk_norm) p += 2 * hd;
   const int64_t norm_params = a.norm.kind == NormKind::kLayerNorm ? 2 * h : h;
-  p += norm_params * (a.norm.placement == NormPlacement::kSandwich ? 4 : 2);
+  const auto placement = a.norm.placement;
+  p += norm_params * (placement == NormPlacement::kSandwich ? 4 : placement == NormPlacement::kParallelShared ? 1 : 2);
   const int64_t mats = a.mlp.gated ? 3 : 2;
   if (a.layer_is_moe(layer)) {
     const int64_t im = a.moe.moe_intermediate_size / tp;

@@ -14,6 +14,11 @@ Tensor embed_tokens(Runtime& rt, const ModelComms& comms, const spec::Architectu
   return x;
 }
 
+SeqRange micro_batch(int64_t batch, int64_t count, int64_t i) {
+  const int64_t base = batch / count, extra = batch % count;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
 Tensor last_rows(Runtime& rt, const Tensor& x, int64_t q_len) {
   if (q_len == 1) return x;
   const int64_t seqs = x.size(0) / q_len, w = x.size(1);
@@ -23,10 +28,10 @@ Tensor last_rows(Runtime& rt, const Tensor& x, int64_t q_len) {
 }
 
 void logits(Runtime& rt, const ModelComms& comms, const spec::Architecture& a, const Placement& pl, const Tensor& x,
-            const Tensor& lm_head, const Tensor& out) {
+            const Tensor& lm_head, const Tensor& bias, const Tensor& out) {
   const int64_t seqs = x.size(0), block = pl.vocab_block(a);
   Tensor local = rt.empty(x.dtype(), {seqs, lm_head.size(0)});
-  rt.run("linear", "lm_head", kernels::OpCall{{local, x, lm_head, Tensor()}, {}});
+  rt.run("linear", "lm_head", kernels::OpCall{{local, x, lm_head, bias}, {}});
   Tensor gathered = rt.empty(x.dtype(), {pl.tp, seqs, block});
   rt.all_gather(comms.tp, local, gathered, "tp.logits");
   for (int64_t r = 0; r < pl.tp; ++r) {  // rank r's block holds vocab rows [r * block, ...), zero-padded

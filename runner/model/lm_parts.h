@@ -23,14 +23,23 @@ namespace fk::runner::lm {
 Tensor embed_tokens(Runtime& rt, const ModelComms& comms, const spec::Architecture& a, const Placement& pl,
                     const Tensor& ids, const Tensor& table, DType dtype);
 
+// Micro-batch i of a step's `batch` sequences split into `count` (GPipe over the
+// pipeline stages: count = min(pp, batch)): its first sequence and how many, the first
+// batch % count micro-batches one sequence larger.
+struct SeqRange {
+  int64_t begin = 0, count = 0;
+};
+SeqRange micro_batch(int64_t batch, int64_t count, int64_t i);
+
 // Each sequence's last of every q_len rows of x ([seqs * q_len, W]) as [seqs, W], on the
 // device; x itself when q_len is 1.
 Tensor last_rows(Runtime& rt, const Tensor& x, int64_t q_len);
 
 // The logits of rows x ([seqs, H]) through this rank's vocab block `lm_head`
-// ([vocab_block, H], "lm_head"), gathered over TP into `out` ([seqs, vocab_size]).
+// ([vocab_block, H], "lm_head") plus its block of `bias` ([vocab_block]; undefined: none),
+// gathered over TP into `out` ([seqs, vocab_size]).
 void logits(Runtime& rt, const ModelComms& comms, const spec::Architecture& a, const Placement& pl, const Tensor& x,
-            const Tensor& lm_head, const Tensor& out);
+            const Tensor& lm_head, const Tensor& bias, const Tensor& out);
 
 // The residual stream of one micro-batch between stages: `h`, and `residual` when the
 // family keeps one (vLLM's fused add + norm).

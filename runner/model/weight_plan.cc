@@ -51,6 +51,14 @@ Planned plan_vocab_block(const spec::Architecture& a, const Placement& pl, const
   return p;
 }
 
+Planned plan_vocab_vector(const spec::Architecture& a, const Placement& pl, const std::string& name, float lo,
+                          float hi) {
+  const int64_t n = pl.vocab_rows(a);
+  Planned p{{pl.vocab_block(a)}, {}};
+  if (n > 0) p.pieces = plan_vector(name, a.vocab_size, pl.vocab_begin(a), n, lo, hi).pieces;
+  return p;
+}
+
 float linear_bound(int64_t fan_in) { return static_cast<float>(std::sqrt(3.0 / static_cast<double>(fan_in))); }
 
 namespace {

@@ -44,6 +44,10 @@ Planned plan_concat_vectors(const std::vector<Planned>& parts);
 // vocabulary; drawn from U(-bound, bound).
 Planned plan_vocab_block(const spec::Architecture& a, const Placement& pl, const std::string& name, float bound);
 
+// `pl`'s block of the vocab-parallel vector `name` of vocab_size elements (an LM
+// head's bias): [vocab_block], zero past the vocabulary; drawn from U(lo, hi).
+Planned plan_vocab_vector(const spec::Architecture& a, const Placement& pl, const std::string& name, float lo, float hi);
+
 // The bound of a linear weight's U(-a, a): a = sqrt(3 / fan_in) (unit-variance preserving).
 float linear_bound(int64_t fan_in);
 

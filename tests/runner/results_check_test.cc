@@ -46,7 +46,7 @@ TEST(LayoutResults, EveryLayoutAgreesWithTp1) {
   const std::string dir = env("FK_RESULTS_DIR");
   if (dir.empty()) GTEST_FAIL() << "set FK_RESULTS_DIR to the results folder of the layouts run";
   const auto files = job_files(dir);
-  ASSERT_EQ(files.size(), 40u) << "4 architectures x 10 layouts";
+  ASSERT_EQ(files.size(), 50u) << "5 architectures x 10 layouts";
   std::map<std::string, std::vector<float>> reference;  // arch -> tp1 logits
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> others;
   std::set<std::string> layouts;

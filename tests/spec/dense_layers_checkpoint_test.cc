@@ -76,6 +76,23 @@ TEST(ArchitectureDenseLayers, JsonKeepsThemAndOmitsThemWhenEmpty) {
   EXPECT_EQ(back.checkpoint, a.checkpoint);
 }
 
+TEST(ArchitectureHead, JsonKeepsBiasAndLogitScaleAndOmitsThemWhenUnset) {
+  spec::Diagnostics diags;
+  const auto doc = spec::spec_load_string(base_architecture_yaml(), "t.yaml", diags);
+  ASSERT_TRUE(doc.has_value()) << diags.to_string();
+  spec::Architecture a = std::get<spec::ArchitectureDoc>(*doc).full;
+  EXPECT_FALSE(spec::to_json(a)["head"].contains("bias")) << "job ids of existing specs stay the same";
+  EXPECT_FALSE(spec::to_json(a)["head"].contains("logit_scale"));
+  a.head.bias = true;
+  a.head.logit_scale = 0.0625;
+  a.norm.placement = spec::NormPlacement::kParallelShared;
+  const auto back = spec::architecture_from_json(spec::to_json(a), "");
+  EXPECT_TRUE(back.head.bias);
+  EXPECT_EQ(back.head.logit_scale, 0.0625);
+  EXPECT_EQ(back.norm.placement, spec::NormPlacement::kParallelShared);
+  EXPECT_EQ(back, a);
+}
+
 TEST(ArchitectureCheckpoint, RelativeToTheSpecFolderAndNotInPresets) {
   TempSpecs tmp;
   const std::string text = replace_line(base_architecture_yaml(), "source:", "source: t\ncheckpoint: ../weights/m");

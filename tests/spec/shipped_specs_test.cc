@@ -45,7 +45,8 @@ TEST(ShippedSpecs, ElevenArchitecturesAreValidWithSourcesAndTinyPresets) {
     names.insert(doc->full.name);
   }
   for (const char* required : {"llama-3.1-8b", "mistral-7b", "qwen3-8b", "qwen2.5-7b", "mixtral-8x7b",
-                               "qwen3-30b-a3b", "gemma-2-9b", "gemma-3-27b", "phi-3-mini", "bert-base", "gpt2"})
+                               "qwen3-30b-a3b", "gemma-2-9b", "gemma-3-27b", "phi-3-mini", "bert-base", "gpt2",
+                               "mamba-2.8b", "gpt-neox-20b"})
     EXPECT_TRUE(names.count(required)) << required;
 }
 
@@ -62,6 +63,11 @@ TEST(ShippedSpecs, WorkloadsAndCampaignsAreValid) {
 
 TEST(ShippedSpecs, PublishedValuesOfKeyModels) {
   spec::Diagnostics diags;
+  const auto neox = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/gpt-neox-20b.yaml", diags);
+  ASSERT_TRUE(neox.has_value()) << diags.to_string();
+  EXPECT_EQ(neox->full.norm.placement, spec::NormPlacement::kParallel);
+  EXPECT_EQ(neox->full.rotary_dim(), 24);
+  EXPECT_FALSE(neox->full.embedding.tied);
   const auto llama = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", diags);
   ASSERT_TRUE(llama.has_value());
   EXPECT_EQ(llama->full.num_key_value_heads, 8);

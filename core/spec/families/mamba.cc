@@ -27,6 +27,8 @@ void mamba_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.embedding.norm) err("embedding.norm", "does not apply to model_family mamba");
   if (a.embedding.scale_by_sqrt_hidden) err("embedding.scale_by_sqrt_hidden", "does not apply to model_family mamba");
   if (a.head.logit_softcap) err("head.logit_softcap", "does not apply to model_family mamba");
+  if (a.head.logit_scale) err("head.logit_scale", "does not apply to model_family mamba");
+  if (a.head.bias) err("head.bias", "does not apply to model_family mamba");
 }
 
 std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workload&, const Layout& l) {

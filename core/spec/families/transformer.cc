@@ -169,6 +169,7 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     }
     if (stage == l.pp - 1 && a.head.kind == HeadKind::kLm && !(a.embedding.tied && l.pp == 1))
       m.parameters += vocab_local * h;
+    if (stage == l.pp - 1 && a.head.kind == HeadKind::kLm && a.head.bias) m.parameters += vocab_local;
     if (stage == l.pp - 1 && a.head.final_norm) m.parameters += h;
     // The fp32 run's weights; the CPU keeps its fp32 master beside the rounded copy.
     const bool master_kept = backend == DeviceKind::kCpu && dt != DType::kF32;

@@ -96,18 +96,17 @@ void Mamba::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   const int64_t batch = pl_.batch_size(w_), m = std::min<int64_t>(pl_.pp, batch);
   mbs_ = &staged_[q_len];
   mbs_->resize(static_cast<size_t>(m));
-  int64_t seq_begin = 0;
   for (int64_t i = 0; i < m; ++i) {
     MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
-    mb.seq_begin = seq_begin;
-    mb.seqs = batch / m + (i < batch % m ? 1 : 0);
+    const lm::SeqRange range = lm::micro_batch(batch, m, i);
+    mb.seq_begin = range.begin;
+    mb.seqs = range.count;
     if (pl_.first_stage())
-      rt_.stage(mb.ids, tokens.slice(0, seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
+      rt_.stage(mb.ids, tokens.slice(0, mb.seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
     if (pl_.last_stage()) {
       const Shape out{all_logits_ ? mb.seqs * q_len : mb.seqs, a_.vocab_size};
       if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
     }
-    seq_begin += mb.seqs;
   }
   q_len_ = q_len;
   position_ += q_len;
@@ -145,7 +144,7 @@ void Mamba::forward() {
     if (pl_.last_stage()) {
       rt_.run("fused_add_rms_norm", "final.norm", call({s.h, s.residual, weights_.final_norm_w}, {eps}));
       if (hook_) hook_(a_.num_hidden_layers, mb.seq_begin, rt_.host_f32(traced(s.h, q_len)));
-      lm::logits(rt_, comms_, a_, pl_, all_logits_ ? s.h : lm::last_rows(rt_, s.h, q_len), weights_.lm_head, mb.out);
+      lm::logits(rt_, comms_, a_, pl_, all_logits_ ? s.h : lm::last_rows(rt_, s.h, q_len), weights_.lm_head, Tensor(), mb.out);
     } else {
       lm::send_stream(rt_, comms_, pl_, s, m, true);
     }

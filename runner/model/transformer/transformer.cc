@@ -80,7 +80,7 @@ void Transformer::reset() {
 int64_t Transformer::micro_batches() const { return std::min<int64_t>(pl_.pp, pl_.batch_size(w_)); }
 
 bool Transformer::uses_residual_stream() const {
-  return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost;
+  return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost && !placement_parallel();
 }
 
 Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
@@ -238,6 +238,22 @@ void Transformer::block(const Block& b, Stream& s) {
   }
 }
 
+bool Transformer::placement_parallel() const {
+  return a_.norm.placement == NormPlacement::kParallel || a_.norm.placement == NormPlacement::kParallelShared;
+}
+
+// Parallel layers (GPT-NeoX, Phi, GPT-J, Falcon): both branches read the layer input,
+// x + attn(N_attn(x)) + mlp(N_mlp(x)); parallel_shared normalises once for both. Each
+// branch ends in its own TP all-reduce, as in vLLM's GPT-NeoX and Phi.
+void Transformer::parallel_blocks(const Block& attn, const Block& mlp, Stream& s) {
+  const Tensor xa = norm(s.h, *attn.norm_w, *attn.norm_b, "attn.norm");
+  const Tensor xm = mlp.norm_w->defined() ? norm(s.h, *mlp.norm_w, *mlp.norm_b, "mlp.norm") : xa;
+  const Tensor fa = attn.run(xa);
+  const Tensor fm = mlp.run(xm);
+  rt_.run("add", "attn.residual", call({s.h, s.h, fa}));
+  rt_.run("add", "mlp.residual", call({s.h, s.h, fm}));
+}
+
 void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs,
                         int64_t q_len, int64_t q_start) {
   rt_.set_layer(w.index);
@@ -247,7 +263,11 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
       {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w,
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
-  for (const Block& b : blocks) block(b, s);
+  if (placement_parallel()) {
+    parallel_blocks(blocks[0], blocks[1], s);
+  } else {
+    for (const Block& b : blocks) block(b, s);
+  }
   if (hook_) hook_(w.index, seq_begin, lm::host_sum_f32(rt_, traced_rows(s.h, q_len), traced_rows(s.residual, q_len)));
   rt_.set_layer(-1);
 }
@@ -277,7 +297,9 @@ void Transformer::head(Stream& s, const MicroBatch& mb) {
   }
   // Logits of each sequence's last position only (vLLM prunes before the LM head),
   // unless every position's are asked for.
-  lm::logits(rt_, comms_, a_, pl_, all_logits_ ? x : lm::last_rows(rt_, x, q_len), weights_.lm_head, mb.out);
+  lm::logits(rt_, comms_, a_, pl_, all_logits_ ? x : lm::last_rows(rt_, x, q_len), weights_.lm_head,
+             weights_.lm_head_b, mb.out);
+  if (a_.head.logit_scale) rt_.run("scale", "lm_head.scale", call({mb.out}, {*a_.head.logit_scale}));
   if (a_.head.logit_softcap) rt_.run("softcap", "lm_head.softcap", call({mb.out}, {*a_.head.logit_softcap}));
 }
 
@@ -294,13 +316,13 @@ void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) 
   const bool encoder = a_.head.kind == spec::HeadKind::kNone;
   mbs_ = &staged_[q_len];
   mbs_->resize(static_cast<size_t>(m));
-  int64_t seq_begin = 0;
   for (int64_t i = 0; i < m; ++i) {
     MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
-    mb.seq_begin = seq_begin;
-    mb.seqs = batch / m + (i < batch % m ? 1 : 0);
+    const lm::SeqRange range = lm::micro_batch(batch, m, i);
+    mb.seq_begin = range.begin;
+    mb.seqs = range.count;
     const int64_t rows = mb.seqs * q_len;
-    if (pl_.first_stage()) rt_.stage(mb.ids, copy_rows(tokens, seq_begin, mb.seqs).reshape({rows}));
+    if (pl_.first_stage()) rt_.stage(mb.ids, copy_rows(tokens, mb.seq_begin, mb.seqs).reshape({rows}));
     rt_.stage(mb.positions, host_positions(mb.seqs, q_len, q_start));
     if (pl_.last_stage()) {
       const Shape out = encoder       ? Shape{rows, a_.hidden_size}
@@ -308,7 +330,6 @@ void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) 
                                       : Shape{mb.seqs, a_.vocab_size};
       if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
     }
-    seq_begin += mb.seqs;
   }
   q_len_ = q_len;
   q_start_ = q_start;

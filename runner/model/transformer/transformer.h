@@ -77,6 +77,8 @@ class Transformer final : public Model {
     std::function<Tensor(const Tensor&)> run;
   };
   void block(const Block& b, Stream& s);
+  bool placement_parallel() const;
+  void parallel_blocks(const Block& attn, const Block& mlp, Stream& s);
   void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,
              int64_t q_start);
   Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,

@@ -70,11 +70,14 @@ struct Gen {
       w.k_norm = make(norm(layer_name(l, "self_attn.k_norm.weight"), d));
     }
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
+    // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
+    // parallel_shared ones have the input norm alone.
+    const bool mlp_norm = a.norm.placement != spec::NormPlacement::kParallelShared;
     w.attn_norm_w = make(norm(layer_name(l, "input_layernorm.weight")));
-    w.mlp_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
+    if (mlp_norm) w.mlp_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
     if (ln) {
       w.attn_norm_b = make(norm_bias(layer_name(l, "input_layernorm.bias")));
-      w.mlp_norm_b = make(norm_bias(layer_name(l, "post_attention_layernorm.bias")));
+      if (mlp_norm) w.mlp_norm_b = make(norm_bias(layer_name(l, "post_attention_layernorm.bias")));
     }
     if (a.norm.placement == spec::NormPlacement::kSandwich) {
       // Gemma 2/3 names: post_attention_layernorm normalises the attention output,
@@ -161,9 +164,11 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Weight
       m.final_norm_w = make(g.norm("model.norm.weight"));
       if (ln) m.final_norm_b = make(g.norm_bias("model.norm.bias"));
     }
-    if (a.head.kind == spec::HeadKind::kLm)
+    if (a.head.kind == spec::HeadKind::kLm) {
       m.lm_head = a.embedding.tied ? (m.embed.defined() ? m.embed : g.vocab_block("model.embed_tokens.weight"))
                                    : g.vocab_block("lm_head.weight");
+      if (a.head.bias) m.lm_head_b = make(plan_vocab_vector(a, pl, "lm_head.bias", -0.1f, 0.1f));
+    }
   }
   return m;
 }
@@ -200,6 +205,7 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
       {"embed_norm_w", &m.embed_norm_w}, {"embed_norm_b", &m.embed_norm_b}, {"final_norm_w", &m.final_norm_w},
       {"final_norm_b", &m.final_norm_b}};
   if (!(m.lm_head.defined() && m.lm_head.data() == m.embed.data())) out.emplace_back("lm_head", &m.lm_head);
+  out.emplace_back("lm_head_b", &m.lm_head_b);
   for (auto& l : m.layers) {
     const std::string p = fmt::format("layers.{}.", l.index);
     for (auto [name, t] : std::initializer_list<std::pair<const char*, T*>>{

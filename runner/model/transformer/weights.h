@@ -27,8 +27,9 @@ struct LayerWeights {
   Tensor qkv_w, qkv_b;          // [(Hq_l + 2 Hk_l) D, H], bias or undefined
   Tensor o_w, o_b;              // [H, Hq_l D]; bias (full) or undefined
   Tensor q_norm, k_norm;        // [D] (QK-norm) or undefined
-  Tensor attn_norm_w, attn_norm_b;  // input norm (pre) / attention output norm (post)
-  Tensor mlp_norm_w, mlp_norm_b;    // pre-MLP norm (pre) / MLP output norm (post)
+  Tensor attn_norm_w, attn_norm_b;  // input norm (pre, parallel) / attention output norm (post)
+  Tensor mlp_norm_w, mlp_norm_b;    // pre-MLP norm (pre, parallel) / MLP output norm (post);
+                                    // undefined with parallel_shared (the input norm serves both)
   Tensor post_attn_norm_w, post_mlp_norm_w;  // sandwich norms
   // Dense MLP: gate_up [2 I_l, H] when gated, else fc1 [I_l, H]; down [H, I_l].
   Tensor up_w, up_b, down_w, down_b;
@@ -46,6 +47,7 @@ struct ModelWeights final : Weights {
   std::vector<LayerWeights> layers; // this stage's layers, in order
   Tensor final_norm_w, final_norm_b;
   Tensor lm_head;                   // [Vb, H] (the embedding block when tied)
+  Tensor lm_head_b;                 // [Vb] (zero-padded) or undefined (head.bias)
 
   // Generates the fp32 master weights of `placement`'s shard.
   static ModelWeights generate(const spec::Architecture& a, const Placement& placement, uint64_t seed);
