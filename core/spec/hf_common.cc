@@ -69,7 +69,7 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
   a.max_position_embeddings =
       r.integer_or("max_position_embeddings", d.max_position_embeddings, limits::kMaxPositionEmbeddings);
   a.norm.kind = NormKind::kRmsNorm;
-  a.norm.eps = r.number_or("rms_norm_eps", d.rms_norm_eps, limits::kNormEps);
+  a.norm.eps = r.number_or(d.norm_eps_key, d.rms_norm_eps, limits::kNormEps);
   a.norm.placement = NormPlacement::kPre;
   a.norm.weight_offset = 0.0;
   a.mlp.activation = activation_from(r, d.hidden_act_key, r.string_or(d.hidden_act_key, d.hidden_act));
@@ -81,6 +81,15 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
   a.attention.causal = true;
 }
 
+void read_n_inner(ConfigReader& r, Architecture& a) {
+  if (const auto inner = r.optional_integer("n_inner", limits::kIntermediateSize)) {
+    a.intermediate_size = *inner;
+  } else {
+    a.intermediate_size = 4 * a.hidden_size;
+    r.note_default("n_inner", fmt::format("4 x n_embd ({})", a.intermediate_size));
+  }
+}
+
 void check_heads(ConfigReader& r, const Architecture& a, const char* heads_key, const char* kv_key) {
   if (a.num_key_value_heads > a.num_attention_heads || a.num_attention_heads % a.num_key_value_heads != 0)
     r.fail(kv_key, fmt::format("found {}, expected a divisor of {} ({})", a.num_key_value_heads, heads_key,
@@ -90,10 +99,11 @@ void check_heads(ConfigReader& r, const Architecture& a, const char* heads_key, 
 Activation activation_from(ConfigReader& r, const std::string& key, const std::string& name) {
   if (name == "silu" || name == "swish") return Activation::kSilu;
   if (name == "gelu") return Activation::kGelu;
-  if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
+  // gelu_fast is the same tanh approximation written as x (1 + 0.044715 x^2).
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
   r.fail(key, fmt::format("found \"{}\", expected one of \"silu\", \"swish\", \"gelu\", \"gelu_new\", "
-                          "\"gelu_pytorch_tanh\", \"relu\" (the activations the spec implements)",
+                          "\"gelu_pytorch_tanh\", \"gelu_fast\", \"relu\" (the activations the spec implements)",
                           name));
 }
 

@@ -224,8 +224,8 @@ HfImport hf_config_import(const Json& config, const std::string& file, const HfI
     top.fail_value("tie_word_embeddings", *outer_tie,
                    fmt::format("{} as text_config's (the wrapper and the text model must agree)", a.embedding.tied));
   if (a.model_family == "transformer")
-    hf::check_heads(r, a, model_type == "gpt2" ? "n_head" : "num_attention_heads",
-                    model_type == "gpt2" ? "n_head" : "num_key_value_heads");
+    hf::check_heads(r, a, model_type == "gpt2" || model_type == "gptj" ? "n_head" : "num_attention_heads",
+                    model_type == "gpt2" || model_type == "gptj" ? "n_head" : "num_key_value_heads");
   r.finish();
 
   out.defaults_used = top.defaults_used();

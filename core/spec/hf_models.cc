@@ -14,17 +14,23 @@ namespace fk::spec::hf {
 const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
       {"bert", "BertConfig", "bert", fill_bert},
+      {"gemma", "GemmaConfig", "gemma", fill_gemma},
       {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
       {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},
       {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
+      {"gpt_neox", "GPTNeoXConfig", "gpt-neox", fill_gpt_neox},
+      {"gptj", "GPTJConfig", "gpt-j", fill_gptj},
       {"llama", "LlamaConfig", "llama", fill_llama},
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"opt", "OPTConfig", "opt", fill_opt},
+      {"phi", "PhiConfig", "phi", fill_phi},
       {"phi3", "Phi3Config", "phi3", fill_phi3},
       {"qwen2", "Qwen2Config", "qwen2", fill_qwen2},
       {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
       {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
+      {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
   };
   return kImporters;
 }

@@ -44,6 +44,7 @@ struct DecoderDefaults {
   std::optional<int64_t> vocab_size = std::nullopt;           // nullopt: required
   const char* hidden_act_key = "hidden_act";
   const char* hidden_act = "silu";
+  const char* norm_eps_key = "rms_norm_eps";
 };
 
 // hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
@@ -51,6 +52,10 @@ struct DecoderDefaults {
 // activation and tie_word_embeddings of a pre-RMSNorm gated-MLP decoder; rope is read
 // separately (read_rope).
 void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& d);
+
+// intermediate_size from GPT-2-style `n_inner` (null or absent: 4 x hidden_size, as
+// GPT2MLP and GPTJMLP do).
+void read_n_inner(ConfigReader& r, Architecture& a);
 
 // Checks kv heads and head_dim against the heads (errors name the HF keys given).
 void check_heads(ConfigReader& r, const Architecture& a, const char* heads_key, const char* kv_key);
@@ -90,7 +95,7 @@ void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<Layer
                        std::optional<int64_t> window, const char* window_key);
 
 // The fill functions of the registry (hf_models.cc, hf_models_gemma.cc,
-// hf_models_classic.cc, hf_models_mamba.cc).
+// hf_models_classic.cc, hf_models_parallel.cc, hf_models_mamba.cc).
 void fill_llama(ConfigReader& r, Architecture& a);
 void fill_mistral(ConfigReader& r, Architecture& a);
 void fill_mixtral(ConfigReader& r, Architecture& a);
@@ -103,5 +108,11 @@ void fill_gemma3_text(ConfigReader& r, Architecture& a);
 void fill_bert(ConfigReader& r, Architecture& a);
 void fill_gpt2(ConfigReader& r, Architecture& a);
 void fill_mamba(ConfigReader& r, Architecture& a);
+void fill_gemma(ConfigReader& r, Architecture& a);
+void fill_opt(ConfigReader& r, Architecture& a);
+void fill_starcoder2(ConfigReader& r, Architecture& a);
+void fill_gpt_neox(ConfigReader& r, Architecture& a);
+void fill_phi(ConfigReader& r, Architecture& a);
+void fill_gptj(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

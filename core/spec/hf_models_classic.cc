@@ -1,7 +1,9 @@
 // BERT (BertModel: bidirectional encoder, post-LayerNorm, learned absolute
-// positions, token types, no LM head) and GPT-2 (pre-LayerNorm decoder with learned
-// positions, Conv1D projections with bias, tied LM head). Both are multi-head
-// attention with biases everywhere and an ungated MLP.
+// positions, token types, no LM head), GPT-2 (pre-LayerNorm decoder with learned
+// positions, Conv1D projections with bias, tied LM head) and OPT (the same shape of
+// decoder with Linear projections, ReLU, and positions offset by 2): multi-head
+// attention with biases everywhere and an ungated MLP. StarCoder2 is their GQA, rope
+// successor: pre-LayerNorm, biases (use_bias), an ungated MLP, a sliding window.
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
@@ -69,12 +71,7 @@ void fill_gpt2(ConfigReader& r, Architecture& a) {
   mha_head_dim(r, a, "n_embd", "n_head");
   a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("n_positions", 1024, limits::kMaxPositionEmbeddings);
-  if (const auto inner = r.optional_integer("n_inner", limits::kIntermediateSize)) {
-    a.intermediate_size = *inner;
-  } else {
-    a.intermediate_size = 4 * a.hidden_size;  // GPT2MLP: n_inner or 4 * n_embd
-    r.note_default("n_inner", fmt::format("4 x n_embd ({})", a.intermediate_size));
-  }
+  read_n_inner(r, a);
   a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
@@ -91,6 +88,69 @@ void fill_gpt2(ConfigReader& r, Architecture& a) {
   a.norm.placement = NormPlacement::kPre;
   a.head.kind = HeadKind::kLm;
   a.head.final_norm = true;  // ln_f
+}
+
+void fill_opt(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 12, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  a.intermediate_size = r.integer_or("ffn_dim", 3072, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", 50272, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
+  a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "relu"));
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
+  if (!r.boolean_or("do_layer_norm_before", true))
+    r.fail("do_layer_norm_before", "found false, expected true (OPT-350m's post-LayerNorm layers are not supported)");
+  if (const Json* p = r.get("word_embed_proj_dim"); p != nullptr && !p->is_null() && *p != a.hidden_size)
+    r.fail_value("word_embed_proj_dim", *p,
+                 fmt::format("null or hidden_size ({}) (projecting embeddings in and out is not supported)",
+                             a.hidden_size));
+  if (!r.boolean_or("enable_bias", true))
+    r.fail("enable_bias", "found false, expected true (OPT projections without bias are not supported)");
+  if (!r.boolean_or("layer_norm_elementwise_affine", true))
+    r.fail("layer_norm_elementwise_affine", "found false, expected true (LayerNorm without weights is not supported)");
+  if (r.boolean_or("_remove_final_layer_norm", false))
+    r.fail("_remove_final_layer_norm", "found true, expected false (the final LayerNorm is read)");
+  // layerdrop drops layers in training only; init_std initialises.
+  r.ignore({"layerdrop", "init_std", "dropout", "is_decoder"});
+  classic_common(r, a);
+  a.attention.causal = true;
+  a.norm.placement = NormPlacement::kPre;
+  a.norm.eps = 1e-5;  // OPTDecoderLayer: nn.LayerNorm's default eps
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;
+}
+
+void fill_starcoder2(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 4096,
+                     .rms_norm_eps = 1e-5,
+                     .tie_word_embeddings = true,
+                     .num_key_value_heads = 2,
+                     .vocab_size = 49152,
+                     .hidden_act = "gelu_pytorch_tanh",
+                     .norm_eps_key = "norm_epsilon"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  const bool bias = r.boolean_or("use_bias", true);  // q/k/v/o_proj, c_fc and c_proj
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.mlp.gated = false;
+  a.mlp.bias = bias;
+  a.norm.kind = NormKind::kLayerNorm;  // nn.LayerNorm with bias, pre-norm
+  // residual_dropout and embedding_dropout apply in training only.
+  r.ignore({"residual_dropout", "embedding_dropout", "is_decoder"});
+  std::optional<int64_t> window;
+  if (const Json* w = r.get("sliding_window"); w == nullptr) {
+    r.note_default("sliding_window", "null");
+  } else {
+    window = r.optional_integer("sliding_window");
+  }
+  set_layer_pattern(r, a,
+                    std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers),
+                                           window ? LayerType::kSliding : LayerType::kFull),
+                    window, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
 }
 
 }  // namespace fk::spec::hf

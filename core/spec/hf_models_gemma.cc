@@ -1,4 +1,4 @@
-// Gemma 2 and Gemma 3 (text): sandwich norms scaled by (1 + w), embeddings x
+// Gemma (1), Gemma 2 and Gemma 3 (text). Gemma 2 and 3: sandwich norms scaled by (1 + w), embeddings x
 // sqrt(hidden), GeGLU (hidden_activation), query_pre_attn_scalar, soft-capping, and
 // interleaved sliding / full layers. Gemma 3 adds QK-norm and a separate, unscaled
 // rope for sliding layers (rope_local_base_freq, or the sliding_attention entry of
@@ -36,6 +36,34 @@ void gemma_common(ConfigReader& r, Architecture& a, const DecoderDefaults& d, st
 }
 
 }  // namespace
+
+// Gemma (1): pre-norm (not sandwich) with (1 + w) RMSNorm, scaled embeddings, GeGLU,
+// every layer full attention, no soft-capping. The MLP's activation is
+// hidden_activation when given, else hidden_act (transformers 5; 4.x ignored
+// hidden_act and used gelu_pytorch_tanh when hidden_activation was null).
+void fill_gemma(ConfigReader& r, Architecture& a) {
+  std::string act_key = "hidden_act";
+  if (const Json* v = r.get("hidden_activation"); v != nullptr && !v->is_null()) act_key = "hidden_activation";
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 8192,
+                     .rms_norm_eps = 1e-6,
+                     .tie_word_embeddings = true,
+                     .num_key_value_heads = 16,
+                     .head_dim = 256,
+                     .vocab_size = 256000,
+                     .hidden_act_key = act_key.c_str(),
+                     .hidden_act = "gelu_pytorch_tanh"});
+  r.ignore({"hidden_act", "hidden_activation", "is_decoder"});
+  r.require_inert("use_bidirectional_attention", "the spec's decoder layers are causal");
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.norm.weight_offset = 1.0;
+  a.embedding.scale_by_sqrt_hidden = true;
+  set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
+                    std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
 
 void fill_gemma2(ConfigReader& r, Architecture& a) {
   gemma_common(r, a,

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace fk::runner {
@@ -18,6 +20,22 @@ std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < s.size(); ++i)
     if (i == 0 || i + 1 == s.size() || s[i] != 1) out.push_back(s[i]);
+  return out;
+}
+
+// Rows [r0, r0 + nr) of an interleaved canonical tensor (TensorRef::group), each run
+// of rows within one group read by read(fused first row, count) as [count, width]
+// (width 1 with count elements for a vector), laid end to end.
+template <typename Read>
+Tensor interleaved(const TensorRef& ref, int64_t r0, int64_t nr, int64_t width, Read&& read) {
+  Tensor out = Tensor::empty(DType::kF32, width == 1 ? Shape{nr} : Shape{nr, width});
+  float* o = out.data_as<float>();
+  for (int64_t r = r0; r < r0 + nr;) {
+    const int64_t in_group = r % ref.group, n = std::min(ref.group - in_group, r0 + nr - r);
+    const Tensor part = read((r / ref.group) * ref.stride + ref.offset + in_group, n);
+    std::memcpy(o + (r - r0) * width, part.data(), part.nbytes());
+    r += n;
+  }
   return out;
 }
 
@@ -53,14 +71,19 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
   if (rows == 1 && e.shape.size() == 1) {  // a vector (norm weight, bias)
     const int64_t want = ref.total > 0 ? ref.total : cols;
     if (e.shape.size() != 1 || e.shape[0] != want) mismatch(shape_str({want}));
+    if (ref.group > 0)
+      return interleaved(ref, c0, nc, 1, [&](int64_t at, int64_t n) { return f.read_block(src, 0, 1, at, n); });
     return f.read_block(src, 0, 1, ref.offset + c0, nc);
   }
   const int64_t out_rows = ref.total > 0 ? ref.total : rows;
   if (!ref.transpose) {
     const std::vector<int64_t> shape = squeezed(e.shape);
     if (shape.size() != 2 || shape[0] != out_rows || shape[1] != cols) mismatch(shape_str({out_rows, cols}));
+    if (ref.group > 0)
+      return interleaved(ref, r0, nr, nc, [&](int64_t at, int64_t n) { return f.read_block(src, at, n, c0, nc); });
     return f.read_block(src, ref.offset + r0, nr, c0, nc);
   }
+  if (ref.group > 0) mismatch("a fused tensor stored [out, in] (interleaved rows)");
   // Stored [in, out]: our rows are its columns.
   if (e.shape.size() != 2 || e.shape[0] != cols || e.shape[1] != out_rows)
     mismatch(shape_str({cols, out_rows}) + " (stored transposed, [in, out])");

@@ -31,6 +31,11 @@ struct TensorRef {
   int64_t offset = 0;      // first row (matrix) or element (vector) inside a fused tensor
   int64_t total = 0;       // the fused tensor's length along that dimension (0: not fused)
   bool transpose = false;  // stored as [in, out] (Conv1D)
+  // Interleaved fusion (GPT-NeoX's query_key_value, [heads, 3, head_dim] rows): row r of
+  // the canonical tensor is row (r / group) * stride + offset + r % group of the fused
+  // one. 0: contiguous (row offset + r).
+  int64_t group = 0;
+  int64_t stride = 0;
 };
 
 struct TensorMap {

@@ -109,8 +109,9 @@ TEST_P(EveryFixture, ShippedMapMatchesHf) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
-                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2",
-                                           "gemma3_text", "phi3", "bert", "gpt2"));
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma",
+                                           "gemma2", "gemma3_text", "phi3", "bert", "gpt2", "starcoder2", "opt",
+                                           "gpt_neox", "phi", "gptj"));
 
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
@@ -145,6 +146,36 @@ TEST(WrongMapping, Gpt2ConvWeightsReadUntransposedFailParity) {
                                 if (r.name.find("attn.c_proj.weight") != std::string::npos) r.transpose = false;
                               }));
   EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, GptNeoxFusedQkvReadAsContiguousBlocksFailsParity) {
+  // query_key_value interleaves q, k and v per head; reading it as q rows, then k, then
+  // v (Phi-3's layout) has the right shape and the wrong numbers.
+  const Fixture f = fixture("gpt_neox");
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("gpt_neox", [](const std::string&, TensorRef& r) {
+                                if (r.group == 0) return;
+                                r.offset = r.offset / r.group * (r.total / 3);
+                                r.group = 0;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, OptPositionsWithoutTheirOffsetFailParity) {
+  const Fixture f = fixture("opt");
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("opt", [](const std::string& canonical, TensorRef& r) {
+                                if (canonical == "model.embed_positions.weight") r.offset = 0;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, PhiWithoutItsLmHeadBiasOrAsASequentialLayerFailsParity) {
+  Fixture f = fixture("phi");
+  const CheckpointWeights source(f.checkpoint(), f.arch, hf_tensor_map("phi"));
+  f.arch.head.bias = false;
+  EXPECT_GT(output_error(f, source), 1e-3) << "the LM head's bias";
+  f.arch.head.bias = true;
+  f.arch.norm.placement = spec::NormPlacement::kParallel;  // a second norm Phi does not have
+  EXPECT_NE(error_of([&] { (void)output_error(f, source); }).find("post_attention_layernorm"), std::string::npos);
 }
 
 TEST(WrongMapping, BertPostNormsSwappedFailParity) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <optional>
 #include <regex>
 
 namespace fk::runner {
@@ -113,16 +114,113 @@ TensorRef bert(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// "<prefix>" + rest for every canonical name that starts with `from` (a norm's weight
+// and bias), or nullopt.
+std::optional<TensorRef> renamed(const std::string& rest, const std::string& from, const std::string& to) {
+  if (rest.rfind(from, 0) != 0) return std::nullopt;
+  return TensorRef{to + rest.substr(from.size())};
+}
+
+// StarCoder2: Llama names but for the ungated MLP's c_fc / c_proj.
+TensorRef starcoder2(const std::string& canonical, const Architecture&) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.c_fc.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.c_proj.")) return *r;
+  return {canonical};
+}
+
+// OPT (OPTForCausalLM): model.decoder.*, positions stored with an offset of 2 rows,
+// the MLP's norm is the layer's final_layer_norm.
+TensorRef opt(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"decoder.embed_tokens.weight"};
+  if (canonical == "model.embed_positions.weight")
+    return {"decoder.embed_positions.weight", 2, a.max_position_embeddings + 2};  // OPTLearnedPositionalEmbedding
+  if (canonical == "lm_head.weight") return {"lm_head.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "decoder.final_layer_norm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("decoder.layers.{}.", l);
+  if (auto r = renamed(rest, "self_attn.o_proj.", base + "self_attn.out_proj.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", base + "self_attn_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", base + "final_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", base + "fc1.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "fc2.")) return *r;
+  return {base + rest};
+}
+
+// GPT-NeoX: gpt_neox.*, q/k/v interleaved per head in query_key_value ([heads, 3,
+// head_dim] rows), embed_out as the LM head.
+TensorRef gpt_neox(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"gpt_neox.embed_in.weight"};
+  if (canonical == "lm_head.weight") return {"embed_out.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "gpt_neox.final_layer_norm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("gpt_neox.layers.{}.", l);
+  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
+  std::smatch m;
+  if (std::regex_match(rest, m, qkv)) {
+    const int64_t d = a.head_dim, part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
+    TensorRef ref{base + "attention.query_key_value." + m[2].str(), part * d, 3 * a.num_attention_heads * d};
+    ref.group = d;
+    ref.stride = 3 * d;
+    return ref;
+  }
+  if (auto r = renamed(rest, "self_attn.o_proj.", base + "attention.dense.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.dense_h_to_4h.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.dense_4h_to_h.")) return *r;
+  return {base + rest};  // input_layernorm, post_attention_layernorm
+}
+
+// Phi (1/1.5/2): Llama names but for self_attn.dense, mlp.fc1/fc2 (as ours) and the
+// final norm, model.final_layernorm.
+TensorRef phi(const std::string& canonical, const Architecture&) {
+  if (auto r = renamed(canonical, "model.norm.", "model.final_layernorm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  if (auto r = renamed(rest, "self_attn.o_proj.", fmt::format("model.layers.{}.self_attn.dense.", l))) return *r;
+  return {canonical};
+}
+
+// GPT-J: transformer.h.<l>.*, ln_1 the one layer norm, mlp.fc_in / fc_out.
+TensorRef gptj(const std::string& canonical, const Architecture&) {
+  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
+  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string h = fmt::format("h.{}.", l);
+  if (auto r = renamed(rest, "self_attn.o_proj.", h + "attn.out_proj.")) return *r;
+  if (auto r = renamed(rest, "self_attn.", h + "attn.")) return *r;  // q/k/v_proj
+  if (auto r = renamed(rest, "input_layernorm.", h + "ln_1.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", h + "mlp.fc_in.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", h + "mlp.fc_out.")) return *r;
+  return {h + rest};
+}
+
 }  // namespace
 
 std::vector<std::string> hf_supported_model_types() {
-  return {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "gemma3_text", "phi3", "bert", "gpt2"};
+  return {"llama", "mistral", "qwen2", "qwen3",      "qwen3_moe", "mixtral", "gemma", "gemma2", "gemma3_text",
+          "phi3",  "bert",    "gpt2",  "starcoder2", "opt",       "gpt_neox", "phi",   "gptj"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3" ||
-      model_type == "qwen3_moe" || model_type == "gemma2" || model_type == "gemma3_text")
+      model_type == "qwen3_moe" || model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text")
     return {model_type, {""}, same};
+  if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
+  if (model_type == "opt") return {model_type, {"model.", ""}, opt};
+  if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
+  if (model_type == "phi") return {model_type, {""}, phi};
+  if (model_type == "gptj") return {model_type, {"transformer.", ""}, gptj};
   // Gemma 3 multimodal checkpoints keep the text model under language_model.
   if (model_type == "gemma3") return {model_type, {"", "language_model."}, same};
   if (model_type == "mixtral") return {model_type, {""}, mixtral};

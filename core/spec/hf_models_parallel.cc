@@ -1,0 +1,151 @@
+// Decoders whose attention and MLP read the same layer input (norm.placement parallel
+// or parallel_shared): GPT-NeoX (two LayerNorms, use_parallel_residual; sequential
+// pre-norm when false), Phi (Phi-1/1.5/2: one LayerNorm, partial rotary, LM head with
+// bias) and GPT-J (one LayerNorm, GPT-J-style rotary on the first rotary_dim
+// dimensions, LM head with bias). All three: LayerNorm with bias, an ungated MLP with
+// bias, multi-head attention, rope.
+#include "core/spec/architecture_write.h"
+#include "core/spec/hf_models.h"
+
+#include <fmt/format.h>
+
+namespace fk::spec::hf {
+namespace {
+
+// What the three share: LayerNorm, ungated biased MLP, full attention in every layer.
+void parallel_common(ConfigReader& r, Architecture& a) {
+  a.norm.kind = NormKind::kLayerNorm;
+  a.norm.weight_offset = 0.0;
+  a.mlp.gated = false;
+  a.mlp.bias = true;
+  a.attention.causal = true;
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;
+  set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
+                    std::nullopt, "sliding_window");
+}
+
+// A partial rotary factor given by a model's own key (`key`: rotary_pct, or rotary_dim
+// / head_dim) must agree with the one rope_parameters (5.x) or partial_rotary_factor
+// carry, when those are given too.
+void merge_partial(ConfigReader& r, RopeRead& rope, const char* key, double value, bool rope_has_partial) {
+  if (rope_has_partial && rope.partial_rotary_factor != value)
+    r.fail(key, fmt::format("gives a rotary fraction of {}, but rope_parameters.partial_rotary_factor is {}",
+                            yaml_float_text(value), yaml_float_text(rope.partial_rotary_factor)));
+  rope.partial_rotary_factor = value;
+}
+
+bool rope_gives_partial(ConfigReader& r) {
+  if (r.has_value("partial_rotary_factor")) return true;
+  const Json* p = r.get("rope_parameters");
+  return p != nullptr && p->is_object() && p->contains("partial_rotary_factor") &&
+         !p->at("partial_rotary_factor").is_null();
+}
+
+// The value of an optional numeric key: nullopt when absent or null.
+std::optional<double> number_if(ConfigReader& r, const char* key) {
+  const Json* v = r.get(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  return r.number(key);
+}
+
+}  // namespace
+
+void fill_gpt_neox(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 6144, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 44, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 64, limits::kHeads);
+  if (a.hidden_size % a.num_attention_heads != 0)
+    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
+                                              a.num_attention_heads, a.hidden_size));
+  a.num_key_value_heads = a.num_attention_heads;
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.intermediate_size = r.integer_or("intermediate_size", 24576, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", 50432, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
+  a.norm.eps = r.number_or("layer_norm_eps", 1e-5, limits::kNormEps);
+  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "gelu"));
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
+  const bool bias = r.boolean_or("attention_bias", true);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.norm.placement = r.boolean_or("use_parallel_residual", true) ? NormPlacement::kParallel : NormPlacement::kPre;
+  parallel_common(r, a);  // dense_h_to_4h / dense_4h_to_h always carry a bias
+  const bool rope_partial = rope_gives_partial(r);
+  // 4.x keys: rotary_emb_base and rotary_pct (5.x: rope_parameters).
+  const auto base = number_if(r, "rotary_emb_base");
+  RopeRead rope = read_rope(r, base.value_or(10000.0));
+  if (base && *base != rope.theta)
+    r.fail("rotary_emb_base", fmt::format("found {}, expected the same value as rope_theta ({})",
+                                          yaml_float_text(*base), yaml_float_text(rope.theta)));
+  if (const auto pct = number_if(r, "rotary_pct")) {
+    merge_partial(r, rope, "rotary_pct", *pct, rope_partial);
+  } else if (!rope_partial) {
+    rope.partial_rotary_factor = 0.25;  // GPTNeoXConfig's rotary_pct
+    r.note_default("rotary_pct", "0.25");
+  }
+  apply_rope(r, a, rope, std::nullopt, true);  // neox rotation of the first rotary_ndims
+  r.ignore({"is_decoder", "classifier_dropout"});
+}
+
+void fill_phi(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 2048,
+                     .rms_norm_eps = 1e-5,
+                     .vocab_size = 51200,
+                     .hidden_act = "gelu_new",
+                     .norm_eps_key = "layer_norm_eps"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  a.attention.qkv_bias = true;  // PhiAttention: q/k/v_proj and dense all biased
+  a.attention.out_bias = true;
+  if (r.boolean_or("qk_layernorm", false))
+    r.fail("qk_layernorm", "found true, expected false (per-head LayerNorm of q and k is not supported)");
+  a.norm.placement = NormPlacement::kParallelShared;  // PhiDecoderLayer: one input_layernorm
+  parallel_common(r, a);
+  a.head.bias = true;  // PhiForCausalLM: lm_head has a bias
+  const bool rope_partial = rope_gives_partial(r);
+  RopeRead rope = read_rope(r, 10000.0);
+  if (!rope_partial) {
+    rope.partial_rotary_factor = 0.5;  // PhiConfig's partial_rotary_factor
+    r.note_default("partial_rotary_factor", "0.5");
+  }
+  apply_rope(r, a, rope, std::nullopt, true);
+  r.ignore({"is_decoder"});
+}
+
+void fill_gptj(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("n_embd", 4096, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("n_layer", 28, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("n_head", 16, limits::kHeads);
+  if (a.hidden_size % a.num_attention_heads != 0)
+    r.fail("n_head", fmt::format("found {}, expected a divisor of n_embd ({})", a.num_attention_heads, a.hidden_size));
+  a.num_key_value_heads = a.num_attention_heads;
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.vocab_size = r.integer_or("vocab_size", 50400, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("n_positions", 2048, limits::kMaxPositionEmbeddings);
+  read_n_inner(r, a);
+  a.mlp.activation =
+      activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
+  a.attention.qkv_bias = false;  // GPTJAttention: q/k/v/out_proj without bias
+  a.attention.out_bias = false;
+  a.norm.placement = NormPlacement::kParallelShared;  // GPTJBlock: ln_1 feeds attention and MLP
+  parallel_common(r, a);
+  a.head.bias = true;  // GPTJForCausalLM: lm_head has a bias
+  const bool rope_partial = rope_gives_partial(r);
+  RopeRead rope = read_rope(r, 10000.0);
+  if (const auto dim = r.optional_integer("rotary_dim", limits::kHeads)) {
+    if (*dim > a.head_dim || *dim % 2 != 0)
+      r.fail("rotary_dim", fmt::format("found {}, expected an even number <= the head size ({})", *dim, a.head_dim));
+    merge_partial(r, rope, "rotary_dim", static_cast<double>(*dim) / static_cast<double>(a.head_dim), rope_partial);
+  } else if (!r.has("rotary_dim") && !rope_partial) {
+    rope.partial_rotary_factor = 64.0 / static_cast<double>(a.head_dim);  // GPTJConfig's rotary_dim 64
+    r.note_default("rotary_dim", "64");
+  }
+  apply_rope(r, a, rope, std::nullopt, true);
+  a.position.rope_style = RopeStyle::kGptj;  // rotate_every_two: interleaved pairs
+  r.ignore({"is_decoder"});
+}
+
+}  // namespace fk::spec::hf
