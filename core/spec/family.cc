@@ -12,9 +12,12 @@ FamilyRegistry& FamilyRegistry::global() {
 }
 
 void FamilyRegistry::add(FamilyRules rules) {
-  if (!rules.name.empty() && (rules.layout_misfits == nullptr || rules.memory_estimate == nullptr))
+  if (!rules.name.empty() &&
+      (rules.layout_misfits == nullptr || rules.memory_estimate == nullptr || rules.category == nullptr))
     fail(ErrorKind::kInvalidArgument, "model family '{}' lacks {}", rules.name,
-         rules.layout_misfits == nullptr ? "layout_misfits" : "memory_estimate");
+         rules.layout_misfits == nullptr    ? "layout_misfits"
+         : rules.memory_estimate == nullptr ? "memory_estimate"
+                                            : "category");
   table_.add(std::move(rules));
 }
 
@@ -40,6 +43,34 @@ bool family_takes(const FamilyRules& rules, const std::string& key) {
   for (const auto& f : rules.fields)
     if (f.key == key) return true;
   return false;
+}
+
+const std::vector<FastKernelsCategory>& fastkernels_categories() {
+  using C = FastKernelsCategory;
+  static const std::vector<C> all = {C::kDenseMoeLlm,      C::kLinearAttentionSsm, C::kVisionVideoAudio,
+                                     C::kMultimodalEncoder, C::kEdgeDetection,      C::kScience3dRobotics,
+                                     C::kRecsysSpecialized, C::kWorldModel};
+  return all;
+}
+
+std::string_view fastkernels_category_name(FastKernelsCategory c) {
+  switch (c) {
+    case FastKernelsCategory::kDenseMoeLlm: return "Dense & MoE LLMs";
+    case FastKernelsCategory::kLinearAttentionSsm: return "Linear attention & SSM";
+    case FastKernelsCategory::kVisionVideoAudio: return "Vision / video / audio";
+    case FastKernelsCategory::kMultimodalEncoder: return "Multimodal & encoders";
+    case FastKernelsCategory::kEdgeDetection: return "Edge & detection";
+    case FastKernelsCategory::kScience3dRobotics: return "3D / robotics / science";
+    case FastKernelsCategory::kRecsysSpecialized: return "Recsys & specialized";
+    case FastKernelsCategory::kWorldModel: return "World models";
+  }
+  return "?";
+}
+
+std::string fastkernels_category_of(const Architecture& a) {
+  register_builtin_families();
+  const FamilyRules* rules = FamilyRegistry::global().find(a.model_family);
+  return rules == nullptr ? "" : std::string(fastkernels_category_name(rules->category(a)));
 }
 
 const FamilyRules& family_rules(const Architecture& a) {

@@ -15,6 +15,7 @@
 #include "core/spec/workload.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fk::spec {
@@ -28,6 +29,22 @@ struct FamilyField {
   std::string key;
   bool required = false;
 };
+
+// The 8 categories of the public FastKernels benchmark's 46 architectures (arXiv
+// 2605.23215, shared/reference/fastkernels-46.md), in its order.
+enum class FastKernelsCategory {
+  kDenseMoeLlm,        // Dense & MoE LLMs
+  kLinearAttentionSsm, // Linear attention & SSM
+  kVisionVideoAudio,   // Vision / video / audio
+  kMultimodalEncoder,  // Multimodal & encoders
+  kEdgeDetection,      // Edge & detection
+  kScience3dRobotics,  // 3D / robotics / science
+  kRecsysSpecialized,  // Recsys & specialized
+  kWorldModel,         // World models
+};
+// Every category, in the benchmark's order, and each one's name as the paper writes it.
+const std::vector<FastKernelsCategory>& fastkernels_categories();
+std::string_view fastkernels_category_name(FastKernelsCategory c);
 
 struct FamilyRules {
   std::string name;     // the `model_family` value, e.g. "transformer"
@@ -43,6 +60,9 @@ struct FamilyRules {
   std::vector<std::string> (*layout_misfits)(const Architecture&, const Workload&, const Layout&) = nullptr;
   // The fullest rank's memory at its peak on a backend (memory.h). Required.
   MemoryEstimate (*memory_estimate)(const Architecture&, const Workload&, const Layout&, DeviceKind) = nullptr;
+  // Which of the FastKernels benchmark's categories (fastkernels_categories()) `arch`
+  // belongs to, for the scores reports give per category. Required.
+  FastKernelsCategory (*category)(const Architecture&) = nullptr;
 };
 
 class FamilyRegistry {
@@ -65,6 +85,10 @@ void register_builtin_families();
 
 // The rules of a's model_family (registers the shipped families first).
 const FamilyRules& family_rules(const Architecture& a);
+
+// The category of `a` (its family's rule); "" for an architecture of a family this
+// program does not have.
+std::string fastkernels_category_of(const Architecture& a);
 
 // Whether `rules` takes top-level field `key` (a common field, or one of its fields).
 bool family_takes(const FamilyRules& rules, const std::string& key);

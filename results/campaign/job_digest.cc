@@ -1,5 +1,8 @@
 #include "results/campaign/job_digest.h"
 
+#include "core/error.h"
+#include "core/spec/family.h"
+#include "core/spec/json_io.h"
 #include "core/stats.h"
 #include "results/model_time.h"
 
@@ -97,7 +100,11 @@ RunFigures run_figures(const h5::Group& root, const std::string& run) {
 
 }  // namespace
 
-std::string job_family(const h5::Group& root, const std::string& model_type) {
+namespace {
+
+// The job's architecture as the job file's job_json holds it (null when absent or
+// unreadable).
+nlohmann::json job_architecture(const h5::Group& root) {
   std::string text;
   if (root.has_attr("job_json")) {
     text = root.attr<std::string>("job_json");
@@ -105,14 +112,29 @@ std::string job_family(const h5::Group& root, const std::string& model_type) {
     const std::vector<int32_t> bytes = root.read_array<int32_t>("job_json");
     text.assign(bytes.begin(), bytes.end());
   }
+  if (text.empty()) return nullptr;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("architecture")) return nullptr;
+  return j["architecture"];
+}
+
+}  // namespace
+
+std::string job_family(const h5::Group& root, const std::string& model_type) {
+  const nlohmann::json a = job_architecture(root);
   std::string family;
-  if (!text.empty()) {
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_discarded() && j.contains("architecture") && j["architecture"].contains("family") &&
-        j["architecture"]["family"].is_string())
-      family = j["architecture"]["family"].get<std::string>();
-  }
+  if (a.is_object() && a.contains("family") && a["family"].is_string()) family = a["family"].get<std::string>();
   return family.empty() ? model_type : family;
+}
+
+std::string job_category(const h5::Group& root) {
+  const nlohmann::json a = job_architecture(root);
+  if (!a.is_object()) return "";
+  try {
+    return spec::fastkernels_category_of(spec::architecture_from_json(a, "/architecture"));
+  } catch (const Error&) {
+    return "";  // a job file of another version: its architecture does not read back
+  }
 }
 
 std::string layout_short(const JobKeys& k) {
@@ -140,6 +162,7 @@ JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id)
   k.preset = str_attr(root, "preset");
   k.model_type = str_attr(root, "model_type");
   k.family = job_family(root, k.model_type);
+  k.category = job_category(root);
   k.workload = str_attr(root, "workload");
   k.phase = str_attr(root, "phase");
   k.dtype = str_attr(root, "dtype");

@@ -1,6 +1,7 @@
 #include "results/campaign/report_data.h"
 
 #include "core/error.h"
+#include "core/spec/family.h"
 #include "results/campaign/stats.h"
 
 #include <algorithm>
@@ -126,29 +127,54 @@ ReportData report_data_read(const CampaignSource& source) {
   return data;
 }
 
-std::vector<FamilyRow> report_families(const ReportData& data) {
-  std::map<std::string, FamilyRow> rows;
+namespace {
+
+// One row per group `key` gives a job, by name; `names` first, in their order, each
+// present even without a job.
+std::vector<GroupRow> report_groups(const ReportData& data, std::string (*key)(const JobKeys&),
+                                    const std::vector<std::string>& names = {}) {
+  std::map<std::string, GroupRow> rows;
   std::map<std::string, std::set<std::string>> archs;
   std::map<std::string, std::vector<double>> errs;
   std::map<std::string, std::vector<ScoreItem>> items;
   for (const JobDigest& d : data.jobs) {
-    FamilyRow& r = rows[d.keys.family];
-    r.family = d.keys.family;
+    const std::string name = key(d.keys);
+    GroupRow& r = rows[name];
+    r.name = name;
     r.jobs += 1;
     r.kernel_instances += d.kernels_total;
     r.kernels_passed += d.kernels_passed;
-    archs[d.keys.family].insert(d.keys.architecture);
-    errs[d.keys.family].push_back(d.baseline.last_layer_err);
+    archs[name].insert(d.keys.architecture);
+    errs[name].push_back(d.baseline.last_layer_err);
   }
-  for (const ScoreItem& it : data.items) items[it.job.family].push_back(it);
-  std::vector<FamilyRow> out;
-  for (auto& [name, r] : rows) {
+  for (const ScoreItem& it : data.items) items[key(it.job)].push_back(it);
+  std::vector<GroupRow> out;
+  auto finish = [&](const std::string& name) {
+    GroupRow r = rows[name];
+    r.name = name;
     r.architectures = static_cast<int64_t>(archs[name].size());
-    r.geomean_baseline_err = stats_geomean(errs[name]);
+    r.geomean_baseline_err = r.jobs > 0 ? stats_geomean(errs[name]) : kNaN;
     r.score = score_compute(items[name]);
     out.push_back(r);
-  }
+  };
+  for (const std::string& name : names) finish(name);
+  for (const auto& [name, r] : rows)
+    if (std::find(names.begin(), names.end(), name) == names.end()) finish(name);
   return out;
+}
+
+}  // namespace
+
+std::vector<GroupRow> report_families(const ReportData& data) {
+  return report_groups(data, [](const JobKeys& k) { return k.family; });
+}
+
+std::vector<GroupRow> report_categories(const ReportData& data) {
+  std::vector<std::string> names;
+  for (const spec::FastKernelsCategory c : spec::fastkernels_categories())
+    names.emplace_back(spec::fastkernels_category_name(c));
+  return report_groups(data, [](const JobKeys& k) { return k.category.empty() ? std::string("-") : k.category; },
+                       names);
 }
 
 double report_layout_speedup(const ReportData& data, const JobDigest& job) {

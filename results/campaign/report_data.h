@@ -52,15 +52,20 @@ struct ReportData {
 // left out; nothing throws for a single bad job.
 ReportData report_data_read(const CampaignSource& source);
 
-// Aggregates per family (family from the architecture spec, model_type when empty).
-struct FamilyRow {
-  std::string family;
+// Aggregates over a group of jobs: a family, or a FastKernels category.
+struct GroupRow {
+  std::string name;
   int64_t jobs = 0, architectures = 0;
   int64_t kernel_instances = 0, kernels_passed = 0;
-  double geomean_baseline_err = 0;  // geomean of the jobs' baseline last-layer error vs fp32
-  Score score;                      // over the family's items
+  double geomean_baseline_err = 0;  // geomean of the jobs' baseline last-layer error vs fp32 (NaN: no job)
+  Score score;                      // over the group's items
 };
-std::vector<FamilyRow> report_families(const ReportData& data);
+// Per family (family from the architecture spec, model_type when empty), by name.
+std::vector<GroupRow> report_families(const ReportData& data);
+// Per FastKernels category (JobKeys::category), every one of the benchmark's 8 in its
+// order, those without a job of the campaign too (0 jobs: what the campaign does not
+// cover); jobs whose category is unknown last, as "-".
+std::vector<GroupRow> report_categories(const ReportData& data);
 
 // Speedup of each job against the same architecture, workload, candidate set and
 // repetition on one rank (tp1pp1dp1): baseline model-stage time of the 1-rank job

@@ -13,7 +13,8 @@ bool has_table(const h5::Group& g, const char* path) {
 
 std::vector<Key> summary_job_keys(const JobKeys& k) {
   return {{"job_id", k.job_id},     {"architecture", k.architecture}, {"family", k.family},
-          {"workload", k.workload}, {"phase", k.phase},               {"layout", k.layout},
+          {"category", k.category}, {"workload", k.workload},         {"phase", k.phase},
+          {"layout", k.layout},
           {"tp", k.tp},             {"pp", k.pp},                     {"dp", k.dp},
           {"candidate_set", k.candidate_set}, {"repetition", k.repetition}};
 }
@@ -28,6 +29,7 @@ std::vector<Key> job_row(const JobDigest& d, const std::string& source_file) {
                     {"preset", k.preset},
                     {"model_type", k.model_type},
                     {"family", k.family},
+                    {"category", k.category},
                     {"workload", k.workload},
                     {"phase", k.phase},
                     {"dtype", k.dtype},

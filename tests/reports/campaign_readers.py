@@ -54,6 +54,7 @@ with h5py.File(os.path.join(results, "campaign.h5"), "r") as f:
     check(sorted(x.decode() for x in jobs["job_id"]) == ids, "summary/jobs ids = /jobs groups")
     check(sorted(jobs["tp"].tolist()) == [1, 1, 2, 2], "tp column")
     check(set(x.decode() for x in jobs["family"]) == {"llama", "mistral"}, "family from job_json")
+    check(set(x.decode() for x in jobs["category"]) == {"Dense & MoE LLMs"}, "FastKernels category")
     check(jobs["baseline_model_s"].dtype == np.float64 and np.all(jobs["baseline_model_s"] > 0), "model times")
     check(np.all(jobs["baseline_comm_s"][jobs["tp"] == 2] > 0), "tp2 jobs communicate")
     check(np.all(jobs["baseline_comm_s"][jobs["tp"] == 1] == 0), "tp1 jobs do not")

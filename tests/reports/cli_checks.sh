@@ -85,6 +85,11 @@ case $case_name in
     has "mixtral-8x7b +fused_moe"
     has "Geometric means per family"
     has "mistral +1 +2"
+    # Both architectures are decoders: 2 archs, 4 jobs in the first category, none in the others.
+    has "Geometric means per FastKernels category"
+    has "Dense & MoE LLMs +2 +4 "
+    has "Linear attention & SSM +0 +0 +0/0 +-"
+    has "World models +0 +0 "
     has "HTML written to"
     [ -s "$work/report.html" ] || { echo "FAIL: no HTML" >&2; exit 1; }
     expect 0 "$fk" report "$work/precision"  # a folder; out-of-tolerance kernels counted

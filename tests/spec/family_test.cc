@@ -31,6 +31,7 @@ const FamilyRules& test_family() {
     f.summary = "fixed answers for the seam's tests";
     f.layout_misfits = never_tp2;
     f.memory_estimate = fixed_memory;
+    f.category = [](const Architecture&) { return FastKernelsCategory::kWorldModel; };
     FamilyRegistry::global().add(std::move(f));
     return true;
   }();
@@ -87,6 +88,23 @@ TEST(ModelFamilies, LayoutsAndMemoryGoToTheArchitecturesFamily) {
   EXPECT_EQ(memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda).parameters, 201);  // the backend reaches the family
 }
 
+TEST(ModelFamilies, EachArchitectureHasAFastKernelsCategory) {
+  test_family();
+  ASSERT_EQ(fastkernels_categories().size(), 8u);
+  EXPECT_EQ(fastkernels_category_name(fastkernels_categories().front()), "Dense & MoE LLMs");
+  EXPECT_EQ(fastkernels_category_name(fastkernels_categories().back()), "World models");
+  Architecture a = tiny_transformer();
+  EXPECT_EQ(fastkernels_category_of(a), "Dense & MoE LLMs");
+  a.head.kind = HeadKind::kNone;  // a text encoder, as the benchmark's bge-m3 and ColBERT
+  EXPECT_EQ(fastkernels_category_of(a), "Recsys & specialized");
+  a.model_family = "mamba";
+  EXPECT_EQ(fastkernels_category_of(a), "Linear attention & SSM");
+  a.model_family = "test-fixed";
+  EXPECT_EQ(fastkernels_category_of(a), "World models");
+  a.model_family = "rwkv";
+  EXPECT_EQ(fastkernels_category_of(a), "") << "a family this program does not have";
+}
+
 TEST(ModelFamilies, RegistryErrorsNameWhatIsWrong) {
   test_family();
   Architecture a = tiny_transformer();
@@ -104,11 +122,22 @@ TEST(ModelFamilies, RegistryErrorsNameWhatIsWrong) {
   FamilyRules nameless;
   nameless.layout_misfits = never_tp2;
   nameless.memory_estimate = fixed_memory;
+  nameless.category = [](const Architecture&) { return FastKernelsCategory::kEdgeDetection; };
   EXPECT_THROW(r.add(nameless), Error);
   FamilyRules no_memory;
   no_memory.name = "x";
   no_memory.layout_misfits = never_tp2;
+  no_memory.category = nameless.category;
   EXPECT_THROW(r.add(no_memory), Error);
+  FamilyRules no_category = nameless;
+  no_category.name = "x";
+  no_category.category = nullptr;
+  try {
+    r.add(no_category);
+    FAIL() << "a family without a category was added";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model family 'x' lacks category"), std::string::npos) << e.what();
+  }
   FamilyRules ok = nameless;
   ok.name = "x";
   r.add(ok);

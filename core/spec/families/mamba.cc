@@ -88,6 +88,7 @@ void register_mamba_family(FamilyRegistry& r) {
   f.validate = mamba_validate;
   f.layout_misfits = mamba_layout_misfits;
   f.memory_estimate = mamba_memory_estimate;
+  f.category = [](const Architecture&) { return FastKernelsCategory::kLinearAttentionSsm; };
   r.add(std::move(f));
 }
 

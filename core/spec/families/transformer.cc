@@ -189,6 +189,12 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
   return best;
 }
 
+// Decoders with an LM head are the benchmark's "Dense & MoE LLMs"; text encoders (BERT;
+// its bge-m3 and ColBERT) are its "Recsys & specialized".
+FastKernelsCategory transformer_category(const Architecture& a) {
+  return a.head.kind == HeadKind::kLm ? FastKernelsCategory::kDenseMoeLlm : FastKernelsCategory::kRecsysSpecialized;
+}
+
 }  // namespace
 
 void register_transformer_family(FamilyRegistry& r) {
@@ -201,6 +207,7 @@ void register_transformer_family(FamilyRegistry& r) {
   f.validate = transformer_validate;
   f.layout_misfits = transformer_layout_misfits;
   f.memory_estimate = transformer_memory_estimate;
+  f.category = transformer_category;
   r.add(std::move(f));
 }
 
