@@ -85,7 +85,7 @@ void fill_gpt_neox(ConfigReader& r, Architecture& a) {
     r.note_default("rotary_pct", "0.25");
   }
   apply_rope(r, a, rope, std::nullopt, true);  // neox rotation of the first rotary_ndims
-  r.ignore({"is_decoder", "classifier_dropout"});
+  r.ignore({"is_decoder"});
 }
 
 void fill_phi(ConfigReader& r, Architecture& a) {

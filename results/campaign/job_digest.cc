@@ -118,23 +118,25 @@ nlohmann::json job_architecture(const h5::Group& root) {
   return j["architecture"];
 }
 
-}  // namespace
-
-std::string job_family(const h5::Group& root, const std::string& model_type) {
-  const nlohmann::json a = job_architecture(root);
+std::string family_of(const nlohmann::json& a, const std::string& model_type) {
   std::string family;
   if (a.is_object() && a.contains("family") && a["family"].is_string()) family = a["family"].get<std::string>();
   return family.empty() ? model_type : family;
 }
 
-std::string job_category(const h5::Group& root) {
-  const nlohmann::json a = job_architecture(root);
+std::string category_of(const nlohmann::json& a) {
   if (!a.is_object()) return "";
   try {
     return spec::fastkernels_category_of(spec::architecture_from_json(a, "/architecture"));
   } catch (const Error&) {
     return "";  // a job file of another version: its architecture does not read back
   }
+}
+
+}  // namespace
+
+std::string job_family(const h5::Group& root, const std::string& model_type) {
+  return family_of(job_architecture(root), model_type);
 }
 
 std::string layout_short(const JobKeys& k) {
@@ -161,8 +163,9 @@ JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id)
   k.architecture = str_attr(root, "architecture");
   k.preset = str_attr(root, "preset");
   k.model_type = str_attr(root, "model_type");
-  k.family = job_family(root, k.model_type);
-  k.category = job_category(root);
+  const nlohmann::json arch = job_architecture(root);  // job_json is parsed once
+  k.family = family_of(arch, k.model_type);
+  k.category = category_of(arch);
   k.workload = str_attr(root, "workload");
   k.phase = str_attr(root, "phase");
   k.dtype = str_attr(root, "dtype");

@@ -26,7 +26,9 @@ namespace fk::results {
 // What identifies a job and its place in the campaign (root attributes + family).
 struct JobKeys {
   std::string job_id, campaign, architecture, preset, model_type, family;
-  std::string category;  // the FastKernels category of the architecture ("" when unknown)
+  // The FastKernels category of the architecture (spec::fastkernels_category_of of the
+  // job_json's architecture); "" when that is absent or does not read back.
+  std::string category;
   std::string workload, phase, dtype, layout;
   int64_t tp = 1, pp = 1, dp = 1, ranks = 1;
   std::string candidate_set, backend;
@@ -62,9 +64,6 @@ JobDigest job_digest_read(const h5::Group& root, const std::string& fallback_id 
 // The job's "family" from its job_json (architecture.family), or model_type when the
 // spec leaves it empty. "" when neither can be read.
 std::string job_family(const h5::Group& root, const std::string& model_type);
-// The FastKernels category of the job's architecture (spec::fastkernels_category_of),
-// "" when the job_json is absent or its architecture does not read back.
-std::string job_category(const h5::Group& root);
 
 // The layout without its factors of 1: "tp2", "tp2pp2", "pp2dp2"; "tp1" for one rank.
 std::string layout_short(const JobKeys& keys);

@@ -1,6 +1,7 @@
 #include "runner/model/lm_parts.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace fk::runner::lm {
 
@@ -17,6 +18,40 @@ Tensor embed_tokens(Runtime& rt, const ModelComms& comms, const spec::Architectu
 SeqRange micro_batch(int64_t batch, int64_t count, int64_t i) {
   const int64_t base = batch / count, extra = batch % count;
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+void stage_micro_batches(Runtime& rt, const Placement& pl, std::vector<MicroBatch>& mbs, const Tensor& tokens,
+                         int64_t batch, int64_t q_len, int64_t out_width, bool per_row, DType dtype) {
+  const int64_t m = std::min<int64_t>(pl.pp, batch);
+  mbs.resize(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    MicroBatch& mb = mbs[static_cast<size_t>(i)];
+    const SeqRange range = micro_batch(batch, m, i);
+    mb.seq_begin = range.begin;
+    mb.seqs = range.count;
+    if (pl.first_stage())
+      rt.stage(mb.ids, tokens.slice(0, mb.seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
+    if (pl.last_stage()) {
+      const Shape out{per_row ? mb.seqs * q_len : mb.seqs, out_width};
+      if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt.empty(dtype, out);
+    }
+  }
+}
+
+Tensor gather_outputs(Runtime& rt, const Placement& pl, const std::vector<MicroBatch>& mbs, int64_t batch,
+                      int64_t q_len, bool per_row) {
+  Tensor result;
+  if (pl.last_stage() && !mbs.empty()) {
+    const int64_t width = mbs.front().out.size(1);
+    result = Tensor::empty(DType::kF32, {per_row ? batch * q_len : batch, width});
+    for (const MicroBatch& mb : mbs) {
+      const Tensor host = rt.host_f32(mb.out);
+      const int64_t row0 = per_row ? mb.seq_begin * q_len : mb.seq_begin;
+      std::memcpy(result.data_as<float>() + row0 * width, host.data(), host.nbytes());
+    }
+  }
+  rt.flush();
+  return result;
 }
 
 Tensor last_rows(Runtime& rt, const Tensor& x, int64_t q_len) {

@@ -16,6 +16,8 @@
 #include "runner/model/placement.h"
 #include "runner/runtime.h"
 
+#include <vector>
+
 namespace fk::runner::lm {
 
 // The embedding of `ids` ([rows] int64) from this rank's vocab block `table` of
@@ -30,6 +32,27 @@ struct SeqRange {
   int64_t begin = 0, count = 0;
 };
 SeqRange micro_batch(int64_t batch, int64_t count, int64_t i);
+
+// One micro-batch of a split step (Model::prepare / forward / result): sequences
+// [seq_begin, seq_begin + seqs), its staged inputs on the device and, on the last stage,
+// its output in the activation dtype. A model keeps one vector of them per q_len, so
+// the buffers a captured graph reads stay the same from step to step.
+struct MicroBatch {
+  int64_t seq_begin = 0, seqs = 0;
+  Tensor ids;        // [seqs * q_len] token ids (first stage)
+  Tensor positions;  // families that stage positions (the transformer's rope / learned)
+  Tensor out;        // [seqs * q_len or seqs, out_width] (last stage)
+};
+// Splits the rank's `tokens` ([batch, q_len] int64, read on the first stage) into
+// min(pp, batch) micro-batches in `mbs`: stages each one's ids and, on the last stage,
+// keeps an output buffer of [rows, out_width] in `dtype` (rows: seqs * q_len when
+// `per_row`, else seqs), made anew only when its shape changes.
+void stage_micro_batches(Runtime& rt, const Placement& pl, std::vector<MicroBatch>& mbs, const Tensor& tokens,
+                         int64_t batch, int64_t q_len, int64_t out_width, bool per_row, DType dtype);
+// The micro-batches' outputs as one fp32 host tensor [batch * q_len or batch, width] on
+// the last stage (undefined elsewhere); waits for the rank's work either way.
+Tensor gather_outputs(Runtime& rt, const Placement& pl, const std::vector<MicroBatch>& mbs, int64_t batch,
+                      int64_t q_len, bool per_row);
 
 // Each sequence's last of every q_len rows of x ([seqs * q_len, W]) as [seqs, W], on the
 // device; x itself when q_len is 1.

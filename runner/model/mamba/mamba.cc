@@ -93,21 +93,8 @@ void Mamba::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   if (q_start != position_)
     fail(ErrorKind::kInternal, "a Mamba model continues its sequences in order: a step at position {} after {}",
          q_start, position_);
-  const int64_t batch = pl_.batch_size(w_), m = std::min<int64_t>(pl_.pp, batch);
   mbs_ = &staged_[q_len];
-  mbs_->resize(static_cast<size_t>(m));
-  for (int64_t i = 0; i < m; ++i) {
-    MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
-    const lm::SeqRange range = lm::micro_batch(batch, m, i);
-    mb.seq_begin = range.begin;
-    mb.seqs = range.count;
-    if (pl_.first_stage())
-      rt_.stage(mb.ids, tokens.slice(0, mb.seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
-    if (pl_.last_stage()) {
-      const Shape out{all_logits_ ? mb.seqs * q_len : mb.seqs, a_.vocab_size};
-      if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
-    }
-  }
+  lm::stage_micro_batches(rt_, pl_, *mbs_, tokens, pl_.batch_size(w_), q_len, a_.vocab_size, all_logits_, dtype_);
   q_len_ = q_len;
   position_ += q_len;
 }
@@ -153,18 +140,7 @@ void Mamba::forward() {
 
 Tensor Mamba::result() {
   if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Mamba::result before prepare");
-  Tensor result;
-  if (pl_.last_stage()) {
-    const int64_t batch = pl_.batch_size(w_), v = a_.vocab_size;
-    result = Tensor::empty(DType::kF32, {all_logits_ ? batch * q_len_ : batch, v});
-    for (const MicroBatch& mb : *mbs_) {
-      const Tensor host = rt_.host_f32(mb.out);
-      const int64_t row0 = all_logits_ ? mb.seq_begin * q_len_ : mb.seq_begin;
-      std::memcpy(result.data_as<float>() + row0 * v, host.data(), host.nbytes());
-    }
-  }
-  rt_.flush();
-  return result;
+  return lm::gather_outputs(rt_, pl_, *mbs_, pl_.batch_size(w_), q_len_, all_logits_);
 }
 
 }  // namespace fk::runner

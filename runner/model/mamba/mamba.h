@@ -46,10 +46,7 @@ class Mamba final : public Model {
   Tensor result() override;
 
  private:
-  struct MicroBatch {
-    int64_t seq_begin = 0, seqs = 0;
-    Tensor ids, out;  // staged ids (first stage); logits in the activation dtype (last stage)
-  };
+  using MicroBatch = lm::MicroBatch;  // ids and logits; no positions (the states carry them)
   Tensor mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                int64_t q_len);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role);

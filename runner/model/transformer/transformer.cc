@@ -16,9 +16,6 @@ kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) 
   return kernels::OpCall{std::move(args), std::move(params)};
 }
 
-// Rows [r0, r0 + n) of a 2-D host tensor, copied (contiguous).
-Tensor copy_rows(const Tensor& t, int64_t r0, int64_t n) { return t.slice(0, r0, n).contiguous_copy(); }
-
 std::string act_and_mul_op(spec::Activation a) {
   switch (a) {
     case spec::Activation::kSilu: return "silu_and_mul";
@@ -77,7 +74,6 @@ void Transformer::reset() {
   }
 }
 
-int64_t Transformer::micro_batches() const { return std::min<int64_t>(pl_.pp, pl_.batch_size(w_)); }
 
 bool Transformer::uses_residual_stream() const {
   return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost && !placement_parallel();
@@ -310,27 +306,14 @@ Tensor Transformer::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
 }
 
 void Transformer::prepare(const Tensor& tokens, int64_t q_len, int64_t q_start) {
-  const int64_t batch = pl_.batch_size(w_), m = micro_batches();
+  const int64_t batch = pl_.batch_size(w_);
   if (q_start + q_len > max_positions_)
     fail(ErrorKind::kInternal, "step beyond the cache: {} + {} > {}", q_start, q_len, max_positions_);
   const bool encoder = a_.head.kind == spec::HeadKind::kNone;
   mbs_ = &staged_[q_len];
-  mbs_->resize(static_cast<size_t>(m));
-  for (int64_t i = 0; i < m; ++i) {
-    MicroBatch& mb = (*mbs_)[static_cast<size_t>(i)];
-    const lm::SeqRange range = lm::micro_batch(batch, m, i);
-    mb.seq_begin = range.begin;
-    mb.seqs = range.count;
-    const int64_t rows = mb.seqs * q_len;
-    if (pl_.first_stage()) rt_.stage(mb.ids, copy_rows(tokens, mb.seq_begin, mb.seqs).reshape({rows}));
-    rt_.stage(mb.positions, host_positions(mb.seqs, q_len, q_start));
-    if (pl_.last_stage()) {
-      const Shape out = encoder       ? Shape{rows, a_.hidden_size}
-                        : all_logits_ ? Shape{rows, a_.vocab_size}
-                                      : Shape{mb.seqs, a_.vocab_size};
-      if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt_.empty(dtype_, out);
-    }
-  }
+  lm::stage_micro_batches(rt_, pl_, *mbs_, tokens, batch, q_len, encoder ? a_.hidden_size : a_.vocab_size,
+                          encoder || all_logits_, dtype_);
+  for (MicroBatch& mb : *mbs_) rt_.stage(mb.positions, host_positions(mb.seqs, q_len, q_start));
   q_len_ = q_len;
   q_start_ = q_start;
 }
@@ -359,19 +342,8 @@ void Transformer::forward() {
 
 Tensor Transformer::result() {
   if (mbs_ == nullptr) fail(ErrorKind::kInternal, "Transformer::result before prepare");
-  Tensor result;
-  if (pl_.last_stage()) {
-    const bool per_row = a_.head.kind == spec::HeadKind::kNone || all_logits_;
-    const int64_t batch = pl_.batch_size(w_), width = mbs_->front().out.size(1);
-    result = Tensor::empty(DType::kF32, {per_row ? batch * q_len_ : batch, width});
-    for (const MicroBatch& mb : *mbs_) {
-      const Tensor out = rt_.host_f32(mb.out);
-      const int64_t row0 = per_row ? mb.seq_begin * q_len_ : mb.seq_begin;
-      std::memcpy(static_cast<char*>(result.data()) + static_cast<size_t>(row0 * width) * 4, out.data(), out.nbytes());
-    }
-  }
-  rt_.flush();
-  return result;
+  return lm::gather_outputs(rt_, pl_, *mbs_, pl_.batch_size(w_), q_len_,
+                            a_.head.kind == spec::HeadKind::kNone || all_logits_);
 }
 
 }  // namespace fk::runner

@@ -55,18 +55,12 @@ class Transformer final : public Model {
   void forward() override;
   Tensor result() override;
 
-  int64_t micro_batches() const;
   bool uses_residual_stream() const;
 
  private:
   using Stream = lm::StageStream;
-  // One micro-batch of the step: sequences [seq_begin, seq_begin + seqs), its staged
-  // inputs (on the device) and, on the last stage, its output (logits or features in
-  // the activation dtype; result() converts to fp32).
-  struct MicroBatch {
-    int64_t seq_begin = 0, seqs = 0;
-    Tensor ids, positions, out;
-  };
+  // One micro-batch of the step (lm_parts.h): ids, positions, and logits or features.
+  using MicroBatch = lm::MicroBatch;
   Stream embed(const Tensor& ids);
   // One residual branch of a layer (transformer.cc, Transformer::block).
   struct Block {
