@@ -6,6 +6,7 @@
 #include "model_fixtures.h"
 #include "kernels/backends.h"
 #include "kernels/cpu/elem.h"
+#include "runner/model/family.h"
 #include "runner/model/transformer/rope_cache.h"
 #include "runner/model/transformer/weights.h"
 #include "runner/model_stage.h"
@@ -101,6 +102,48 @@ TEST(Weights, VocabBlocksArePaddedAndPipelineStagesHoldTheirLayers) {
   EXPECT_FALSE(w.pos_embed.defined());                             // first stage only
   ASSERT_EQ(w.layers.size(), 2u);
   EXPECT_EQ(w.layers[0].index, 2);
+}
+
+// The LM head's options act on the logits alone: logit_scale multiplies them (0.5 is
+// exact in fp32), a bias adds its own element to every row (its values are the
+// lm_head.bias the weights hold, zero past the vocabulary).
+TEST(LmHead, LogitScaleMultipliesAndBiasAddsItsVector) {
+  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 2;
+  w.seq_len = 5;
+  w.dtype = DType::kF32;
+  Tensor ids = Tensor::empty(DType::kI64, {2, 5});
+  for (int64_t i = 0; i < 10; ++i) ids.data_as<int64_t>()[i] = (13 * i + 4) % 500;
+  auto logits = [&](const spec::Architecture& a, ModelWeights* out) {
+    const ModelWeights weights = ModelWeights::generate(a, Placement{}, 3);
+    if (out != nullptr) *out = weights;
+    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
+    return m->step(ids, w.seq_len, 0);
+  };
+  const spec::Architecture plain = tiny("llama-3.1-8b");
+  const Tensor base = logits(plain, nullptr);
+  spec::Architecture scaled = plain;
+  scaled.head.logit_scale = 0.5;
+  const Tensor half = logits(scaled, nullptr);
+  ASSERT_EQ(half.shape(), base.shape());
+  for (int64_t i = 0; i < base.numel(); ++i) ASSERT_EQ(half.data_as<float>()[i], 0.5f * base.data_as<float>()[i]) << i;
+  spec::Architecture biased = plain;
+  biased.head.bias = true;
+  ModelWeights wb;
+  const Tensor with_bias = logits(biased, &wb);
+  ASSERT_TRUE(wb.lm_head_b.defined());
+  const int64_t v = plain.vocab_size;
+  double moved = 0;
+  for (int64_t r = 0; r < base.size(0); ++r)
+    for (int64_t c = 0; c < v; ++c) {
+      const float b = wb.lm_head_b.data_as<float>()[c];
+      EXPECT_NEAR(at(with_bias, r, c), at(base, r, c) + b, 1e-5) << r << " " << c;
+      moved += std::fabs(b);
+    }
+  EXPECT_GT(moved, 0) << "the bias is not zero";
 }
 
 TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
