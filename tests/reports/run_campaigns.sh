@@ -2,7 +2,8 @@
 # Runs tests/reports/reports_campaign.yaml four times with fk-runner and collects each
 # results folder into a campaign file. Usage: run_campaigns.sh FK FK_RUNNER MPIEXEC SRC WORK
 #   WORK/a, WORK/b   two plain runs (fk compare must find nothing between them)
-#   WORK/slow        FK_RUNNER_SLOWDOWN=1.5: every timed region 50% longer
+#   WORK/slow        FK_RUNNER_SLOWDOWN=3: every timed region 3 times as long (a fresh-clone
+#                    CI run measured an injected 50% as a +17% pack shift beside a's noise)
 #   WORK/precision   FK_RUNNER_PRECISION_NOISE: rms_norm outputs off by up to 1% (rel L2
 #                    x3.7, still in tolerance), silu_and_mul by up to 10% (out of tolerance)
 # a, b and slow take turns job by job (a's job 1, b's job 1, slow's job 1, a's job 2...),
@@ -35,7 +36,7 @@ for id in $ids; do
   run warm "$id" || status=1
   run a "$id" || status=1
   run b "$id" || status=1
-  (run slow "$id" FK_RUNNER_SLOWDOWN=1.5) || status=1
+  (run slow "$id" FK_RUNNER_SLOWDOWN=3) || status=1
 done
 (run precision "" FK_RUNNER_PRECISION_NOISE=rms_norm:0.01,silu_and_mul:0.1) || status=1
 if [ $status -ne 0 ]; then
