@@ -117,6 +117,10 @@ else
   printf '%s\n' "$new_conf" > "$conf"
   # A fresh controller state each start: no jobs left over from an earlier run.
   rm -rf "${dir:?}"/state/* "${dir:?}"/spool/*
+  # Job ids start from 1 again, and a PMIx client directory that a killed step of an
+  # earlier cluster left behind (/tmp/spmix_appdir_<uid>_<job>.<step>) makes the step of
+  # the job that reuses its id fail to launch. No step runs now: they all go.
+  rm -rf /tmp/spmix_appdir_*
   slurmctld -i || die "slurmctld did not start (see $dir/log/slurmctld.log)"
   for _ in $(seq 100); do scontrol ping 2> /dev/null | grep -q "is UP" && break; sleep 0.1; done
   slurmd -N "$node" || die "slurmd did not start (see $dir/log/slurmd.log)"

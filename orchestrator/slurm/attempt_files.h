@@ -7,6 +7,13 @@
 //   exit_code   written (atomically, via exit_code.tmp) when fk-runner's srun returns:
 //               "<exit code> <restart count> <job id> <1 if the script got SIGTERM else 0>"
 //               A new run deletes a stale one first.
+//   ranks/rank.<SLURM_PROCID>
+//               an empty file each rank creates just before it execs fk-runner. srun
+//               returns 0 when a step fails to launch on a node (Slurm 22.05 with
+//               PMIx: "task 0 launch failed: Unspecified error"), so the script counts
+//               these after srun: exit 0 with fewer than ntasks of them becomes
+//               kSlurmStepNotLaunchedExit, which the executor reports as a node
+//               failure (retried), never as success.
 //
 // They let the executor know how an attempt ended when Slurm itself no longer can:
 // squeue forgets a job MinJobAge after it ends, and sacct needs an accounting database
@@ -19,11 +26,16 @@
 
 namespace fk::orchestrator {
 
+// The script's exit code when srun returned 0 but not every rank started. Neither
+// fk-runner (0-6), a shell (126, 127) nor a signal (128 + 1..64) gives it.
+inline constexpr int kSlurmStepNotLaunchedExit = 199;
+
 struct AttemptFiles {
   std::string dir;
   std::string script() const { return dir + "/job.sbatch"; }
   std::string started() const { return dir + "/started"; }
   std::string exit_code() const { return dir + "/exit_code"; }
+  std::string ranks() const { return dir + "/ranks"; }
 };
 
 struct ExitRecord {

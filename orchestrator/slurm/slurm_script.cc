@@ -1,5 +1,7 @@
 #include "orchestrator/slurm/slurm_script.h"
 
+#include "orchestrator/slurm/attempt_files.h"
+
 #include "core/error.h"
 
 #include <fmt/format.h>
@@ -122,6 +124,9 @@ SlurmScriptValues slurm_script_values(const LaunchRequest& r, const SlurmScriptS
       {"sbatch_directives", directives},
       {"srun_sh", join_words(srun)},
       {"runner_command_sh", join_words(slurm_runner_command(r, s.runner))},
+      {"rank_mark_sh", join_words({"/bin/sh", "-c", ": > \"$0/rank.${SLURM_PROCID:-0}\" && exec \"$@\"",
+                                   AttemptFiles{attempt_dir}.ranks()})},
+      {"step_not_launched_exit", std::to_string(kSlurmStepNotLaunchedExit)},
   };
   return v;
 }
@@ -130,7 +135,7 @@ const std::vector<std::string>& slurm_template_placeholders() {
   static const std::vector<std::string> names = {"attempt_id",       "attempt_id_sh",  "job_name",          "ntasks",
                                                  "time_limit",       "time_limit_s",   "log_file",          "work_dir",
                                                  "attempt_dir",      "attempt_dir_sh", "sbatch_directives", "srun_sh",
-                                                 "runner_command_sh"};
+                                                 "runner_command_sh", "rank_mark_sh",   "step_not_launched_exit"};
   return names;
 }
 

@@ -1,6 +1,7 @@
 #include "orchestrator/slurm/slurm_track.h"
 
 #include "core/subprocess.h"
+#include "orchestrator/slurm/attempt_files.h"
 
 #include <fmt/format.h>
 
@@ -22,6 +23,11 @@ AttemptResult result_of(const SlurmTrack& t, double now, AttemptEnd end, std::st
   r.reason = std::move(reason);
   return r;
 }
+
+// The batch script's word that srun returned 0 while some rank never started.
+constexpr const char* kStepNotLaunched =
+    "the job step did not launch: srun returned 0 but not every rank started (see the attempt log and slurmd's; "
+    "retried as a node failure)";
 
 std::string exit_text(int exit_code, int signal) {
   if (signal != 0) return fmt::format("fk-runner killed by {}", signal_name(signal));
@@ -68,6 +74,8 @@ AttemptResult from_final(const SlurmTrack& t, const SlurmJobInfo& i, const Slurm
       return finish(AttemptEnd::kFailed, fmt::format("{} ({})", exit_text(exit_code, signal), slurm_said(i)));
     case SlurmState::kFailed:
     case SlurmState::kSpecialExit:
+      if (exit_code == kSlurmStepNotLaunchedExit && signal == 0)
+        return finish(AttemptEnd::kNodeFailure, fmt::format("{} ({})", kStepNotLaunched, slurm_said(i)));
       return finish(AttemptEnd::kFailed, fmt::format("{} ({})", exit_text(exit_code, signal), slurm_said(i)));
     case SlurmState::kOutOfMemory:
       return finish(AttemptEnd::kFailed, fmt::format("out of memory ({})", slurm_said(i)));
@@ -100,6 +108,8 @@ AttemptResult from_exit_file(const SlurmTrack& t, const ExitRecord& e, bool acco
   const std::string source = fmt::format("from its exit_code file: Slurm no longer lists job {} and {}", t.job_id,
                                          accounting ? "sacct does not know it" : "sacct is unavailable");
   std::optional<AttemptResult> r = cancelled_by_us(t, now);
+  if (!r && e.exit_code == kSlurmStepNotLaunchedExit)
+    r = result_of(t, now, AttemptEnd::kNodeFailure, fmt::format("{} ({})", kStepNotLaunched, source));
   if (!r && e.exit_code == 0) r = result_of(t, now, AttemptEnd::kSucceeded, source);
   // SIGTERM/SIGKILL reached the ranks (srun exits 128 + signal) or the script itself.
   const bool terminated = e.terminated || e.exit_code == 128 + 15 || e.exit_code == 128 + 9;

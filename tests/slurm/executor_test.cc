@@ -50,8 +50,8 @@ TEST(SlurmExecutor, CompletedIsSucceededAndTheScriptCarriesTheRequest) {
   EXPECT_NE(script.find("#SBATCH --time=0:10:00\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --job-name=fk-llama.tp2.a1\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --requeue\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("srun --mpi=pmix --ntasks=4 --kill-on-bad-exit=1 /opt/fk/bin/fk-runner --jobs"),
-            std::string::npos)
+  EXPECT_NE(script.find("srun --mpi=pmix --ntasks=4 --kill-on-bad-exit=1 /bin/sh -c"), std::string::npos) << script;
+  EXPECT_NE(script.find("/ranks /opt/fk/bin/fk-runner --jobs"), std::string::npos)
       << script;
   EXPECT_NE(script.find("--only llama --attempt llama.tp2.a1 --heartbeat head:4242 --force"), std::string::npos)
       << script;

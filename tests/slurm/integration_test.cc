@@ -12,9 +12,12 @@
 #include "orchestrator/slurm/attempt_files.h"
 #include "orchestrator/slurm/slurm_cli_client.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 using namespace fk;
@@ -177,6 +180,29 @@ TEST_F(RealSlurm, ExitCodeFileTellsTheEndWhenSlurmForgot) {
   EXPECT_EQ(res.end, AttemptEnd::kFailed) << res.reason;
   EXPECT_EQ(res.exit_code, 7);
   EXPECT_NE(res.reason.find("exit_code file"), std::string::npos) << res.reason;
+}
+
+// The fault a CI run met: a restarted test cluster hands out job ids from 1 again, a
+// PMIx directory a killed step of an earlier cluster left in /tmp has the next job's
+// name, the step fails to launch — and srun returns 0. The attempt must not succeed.
+TEST_F(RealSlurm, StepThatFailsToLaunchIsANodeFailureNotASuccess) {
+  const auto config = sh({"scontrol", "show", "config"});
+  ASSERT_TRUE(config.ok()) << config.describe();
+  const size_t at = config.output.find("NEXT_JOB_ID");
+  ASSERT_NE(at, std::string::npos) << config.output;
+  const std::string next = config.output.substr(at, config.output.find('\n', at) - at);
+  const std::string job_id = next.substr(next.find_last_of(" =") + 1);
+  const std::string stale = fmt::format("/tmp/spmix_appdir_{}_{}.0", getuid(), job_id);
+  std::filesystem::create_directories(stale);
+  const AttemptResult res = run(options(stub("ok.sh", "exit 0")), request("nolaunch.a1"));
+  std::filesystem::remove_all(stale);
+  ASSERT_EQ(res.native_id, job_id) << "another job took the id: the test cluster is not idle";
+  EXPECT_EQ(res.end, AttemptEnd::kNodeFailure) << res.reason;
+  EXPECT_NE(res.reason.find("the job step did not launch"), std::string::npos) << res.reason;
+  EXPECT_EQ(res.exit_code, kSlurmStepNotLaunchedExit);
+  const std::string log = read_text(dir_ + "/logs/nolaunch.a1.log");
+  EXPECT_NE(log.find("launch failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("0 of 1 rank(s) started"), std::string::npos) << log;
 }
 
 TEST_F(RealSlurm, CancelStopsARunningJob) {

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/fs_util.h"
 #include "core/subprocess.h"
+#include "orchestrator/slurm/attempt_files.h"
 #include "orchestrator/slurm/slurm_script.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +65,8 @@ TEST(SlurmScript, ShippedTemplateRendersAValidScript) {
   EXPECT_NE(script.find("#SBATCH --output=/shared/results/logs/llama.a1.log\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --partition=gpu\n#SBATCH --nodes=1\n#SBATCH --requeue\n"), std::string::npos)
       << script;
-  EXPECT_NE(script.find("srun --mpi=pmix --ntasks=2 --kill-on-bad-exit=1 --cpu-bind=cores /opt/fk/fk-runner --jobs "
+  EXPECT_NE(script.find("srun --mpi=pmix --ntasks=2 --kill-on-bad-exit=1 --cpu-bind=cores /bin/sh -c ': > \"$0/rank."
+                        "${SLURM_PROCID:-0}\" && exec \"$@\"' /shared/results/.fk-slurm/a1/ranks /opt/fk/fk-runner --jobs "
                         "/shared/results/jobs.json --results /shared/results --only "
                         "llama-3.1-8b.prefill-512.tp2.baseline --attempt llama-3.1-8b.prefill-512.tp2.baseline.a1 "
                         "--quarantine 'it crashed: SIGSEGV'\n"),
@@ -78,6 +80,58 @@ TEST(SlurmScript, ShippedTemplateRendersAValidScript) {
   std::ofstream(path) << script;
   const SubprocessResult r = subprocess_run({"bash", "-n", path});
   EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+}
+
+// The shipped script run for real, with stand-ins for srun: one that starts every rank
+// (as srun does), one that returns 0 without starting any (as Slurm 22.05's srun does
+// when a PMIx step fails to launch) and one that starts one rank of two.
+TEST(SlurmScript, StepThatStartsNoRankIsNotASuccess) {
+  const std::filesystem::path dir = std::filesystem::path(FK_BINARY_DIR) / "tests" / "slurm" / "tmp" / "script_run";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "attempt");
+  auto script_file = [&](const std::string& name, const std::string& body) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << "#!/bin/bash\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  };
+  const std::string runner = script_file("runner.sh", "exit 0");
+  struct Case {
+    const char* name;
+    const char* srun_body;
+    int want_exit;
+  };
+  const Case cases[] = {
+      // Drops its own options (--mpi=... --ntasks=N --kill-on-bad-exit=1), then runs
+      // the command once per rank with SLURM_PROCID set.
+      {"every rank", "while [[ $1 == --* ]]; do shift; done\nfor r in 0 1; do SLURM_PROCID=$r \"$@\" || exit $?; done",
+       0},
+      {"no rank", "echo 'srun: error: task 0 launch failed: Unspecified error' >&2; exit 0", kSlurmStepNotLaunchedExit},
+      {"one rank of two", "while [[ $1 == --* ]]; do shift; done\nSLURM_PROCID=1 \"$@\"", kSlurmStepNotLaunchedExit},
+      {"runner fails", "while [[ $1 == --* ]]; do shift; done\nfor r in 0 1; do SLURM_PROCID=$r \"$@\" 3; done; exit 3",
+       3},
+  };
+  for (const Case& c : cases) {
+    SlurmScriptSettings s;
+    s.runner = runner;
+    s.srun = script_file("srun.sh", c.srun_body);
+    const std::string attempt_dir = (dir / "attempt").string();
+    const std::string script = script_file(
+        "job.sbatch", slurm_template_render(fs_read_file(kTemplate), kTemplate,
+                                            slurm_script_values(request(), s, attempt_dir)));
+    SubprocessOptions o;
+    o.timeout_s = 30;
+    o.extra_env = {"SLURM_JOB_ID=77"};
+    const SubprocessResult r = subprocess_run({"bash", script}, o);
+    EXPECT_EQ(r.exit_code, c.want_exit) << c.name << ": " << r.describe() << "\n" << r.output;
+    const auto e = exit_record_read(AttemptFiles{attempt_dir});
+    ASSERT_TRUE(e.has_value()) << c.name;
+    EXPECT_EQ(e->exit_code, c.want_exit) << c.name;
+    EXPECT_EQ(e->job_id, "77");
+    if (c.want_exit == kSlurmStepNotLaunchedExit) {
+      EXPECT_NE(r.output.find("rank(s) started: the job step did not launch"), std::string::npos) << r.output;
+    }
+  }
 }
 
 TEST(SlurmScript, TemplateMistakesNameTheLine) {

@@ -147,6 +147,31 @@ TEST(SlurmTrack, CompletedRaceWithCancelKeepsSlurmsWord) {
   EXPECT_EQ(end.result->end, AttemptEnd::kSucceeded);
 }
 
+TEST(SlurmTrack, StepThatDidNotLaunchIsANodeFailure) {
+  {  // Slurm's word: the script exited kSlurmStepNotLaunchedExit (srun returned 0, no rank ran)
+    SlurmTrack t = track();
+    const auto end =
+        slurm_track_observe(t, seen(info(S::kFailed, "NonZeroExitCode", kSlurmStepNotLaunchedExit)), 2, SlurmPolicy{});
+    ASSERT_TRUE(end.result);
+    EXPECT_EQ(end.result->end, AttemptEnd::kNodeFailure);
+    EXPECT_NE(end.result->reason.find("the job step did not launch"), std::string::npos) << end.result->reason;
+  }
+  {  // the exit_code file's word, once Slurm has forgotten the job
+    SlurmTrack t = track();
+    SlurmPolicy p;
+    p.missing_polls = 1;
+    ExitRecord e;
+    e.exit_code = kSlurmStepNotLaunchedExit;
+    e.job_id = "9";
+    SlurmObservation o;
+    o.exit = e;
+    const auto end = slurm_track_observe(t, o, 2, p);
+    ASSERT_TRUE(end.result);
+    EXPECT_EQ(end.result->end, AttemptEnd::kNodeFailure) << end.result->reason;
+    EXPECT_NE(end.result->reason.find("exit_code file"), std::string::npos) << end.result->reason;
+  }
+}
+
 TEST(SlurmTrack, ExitFileInferenceForTermination) {
   SlurmPolicy p;
   p.missing_polls = 1;
