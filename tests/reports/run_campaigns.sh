@@ -18,6 +18,10 @@ set -euo pipefail
 fk=$1 runner=$2 mpiexec=$3 src=$4 work=$5
 rm -rf "$work" && mkdir -p "$work"
 "$fk" plan "$src/tests/reports/reports_campaign.yaml" --emit "$work/jobs.json" > "$work/plan.txt"
+# Without address randomisation where setarch can turn it off: the same layout in every
+# run, so that a kernel's speed does not move with where its buffers land.
+no_aslr=()
+if setarch "$(uname -m)" -R true 2> /dev/null; then no_aslr=(setarch "$(uname -m)" -R); fi
 run() {  # run NAME ONLY [VARIABLE=VALUE]: the variable is set for every rank (mpirun -x)
   local name=$1 only=$2
   local forward=() select=()
@@ -26,7 +30,7 @@ run() {  # run NAME ONLY [VARIABLE=VALUE]: the variable is set for every rank (m
     forward=(-x "${3%%=*}")
   fi
   [ -n "$only" ] && select=(--only "$only")
-  "$mpiexec" -np 2 --oversubscribe "${forward[@]}" "$runner" --jobs "$work/jobs.json" \
+  "${no_aslr[@]}" "$mpiexec" -np 2 --oversubscribe "${forward[@]}" "$runner" --jobs "$work/jobs.json" \
     --results "$work/$name" --flush-bytes 1M "${select[@]}" >> "$work/$name.log" 2>&1
 }
 ids=$(python3 -c 'import json, sys; print(" ".join(j["id"] for j in json.load(open(sys.argv[1]))["jobs"]))' \
