@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "core/spec/diagnostics.h"
+#include "core/spec/family_section.h"
 
 #include <cstdint>
 #include <map>
@@ -110,18 +111,6 @@ struct MoeSpec {
   bool operator==(const MoeSpec&) const = default;
 };
 
-// A selective state-space mixer (Mamba): HF MambaConfig's names. The mixer's inner
-// width is the architecture's intermediate_size (expand x hidden_size).
-struct SsmSpec {
-  int64_t state_size = 0;      // N, the state per channel (HF state_size); 0: no SSM
-  int64_t conv_kernel = 4;     // width of the depthwise causal conv (HF conv_kernel)
-  int64_t time_step_rank = 0;  // rank of the dt projection (HF time_step_rank; "auto": ceil(hidden / 16))
-  bool conv_bias = true;       // HF use_conv_bias
-  bool proj_bias = false;      // bias on in_proj and out_proj (HF use_bias)
-  bool enabled() const { return state_size > 0; }
-  bool operator==(const SsmSpec&) const = default;
-};
-
 struct Architecture {
   // Identity and provenance.
   std::string name;
@@ -156,7 +145,9 @@ struct Architecture {
   EmbeddingSpec embedding;
   HeadSpec head;
   MoeSpec moe;
-  SsmSpec ssm;
+  // The sections only one model family takes (Mamba's ssm), each the family's own
+  // struct (core/spec/family_section.h, core/spec/families/).
+  FamilySections sections;
 
   // Member by member (job files share one entry among equal architectures).
   bool operator==(const Architecture&) const = default;

@@ -130,14 +130,6 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.integer_list("dense_layers", m.dense_layers, Need::kOptional, limits::kDenseLayer);
 }
 
-void read_ssm(MapReader& r, SsmSpec& m) {
-  r.integer("state_size", m.state_size, Need::kRequired, limits::kSsmStateSize);
-  r.integer("conv_kernel", m.conv_kernel, Need::kOptional, limits::kSsmConvKernel);
-  r.integer("time_step_rank", m.time_step_rank, Need::kRequired, limits::kSsmTimeStepRank);
-  r.boolean("conv_bias", m.conv_bias, Need::kOptional);
-  r.boolean("proj_bias", m.proj_bias, Need::kOptional);
-}
-
 template <typename Fn>
 void read_section(MapReader& r, const std::string& key, Need need, Fn&& fn) {
   YAML::Node node = r.child(key);
@@ -178,6 +170,7 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
     if (family == nullptr) return Need::kOptional;
     for (const auto& f : family->fields)
       if (f.key == key) return f.required ? Need::kRequired : Need::kOptional;
+    if (const SectionCodec* s = family_section(*family, key)) return s->required ? Need::kRequired : Need::kOptional;
     if (r.has(key))
       r.ctx().error(r.key_pos(key), r.path(key),
                     fmt::format("does not apply to model_family '{}' ({})", a.model_family, family->summary));
@@ -195,7 +188,19 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   if (auto n = need("mlp")) read_section(r, "mlp", *n, [&](MapReader& s) { read_mlp(s, a.mlp); });
   if (auto n = need("position")) read_section(r, "position", *n, [&](MapReader& s) { read_position(s, a.position); });
   if (auto n = need("moe")) read_section(r, "moe", *n, [&](MapReader& s) { read_moe(s, a.moe); });
-  if (auto n = need("ssm")) read_section(r, "ssm", *n, [&](MapReader& s) { read_ssm(s, a.ssm); });
+  // The sections of other families: "does not apply" when present (an unknown family
+  // is reported by architecture_validate, not key by key).
+  for (const auto& name : FamilyRegistry::global().names())
+    for (const auto& other : FamilyRegistry::global().rules(name).sections) {
+      if (family == nullptr)
+        r.has(other.key);
+      else if (family_section(*family, other.key) == nullptr)
+        need(other.key);
+    }
+  if (family != nullptr)
+    for (const auto& section : family->sections)
+      if (auto n = need(section.key))
+        read_section(r, section.key, *n, [&](MapReader& m) { section.read(m, a); });
 }
 
 // `checkpoint:` (top level only: presets change sizes, so they never use it). A
@@ -273,6 +278,10 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("moe.renormalize", a.moe.renormalize ? "true" : "false");
   add("moe.first_dense_layers", a.moe.first_dense_layers > 0 ? "some" : "none");
   add("moe.dense_layers", a.moe.dense_layers.empty() ? "none" : "some");
+  if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
+    for (const auto& section : family->sections)
+      if (a.sections.has(section.key))
+        for (auto& entry : section.structure(a)) s.push_back(std::move(entry));
   return s;
 }
 
@@ -331,11 +340,21 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
     for (size_t i = 0; i < m.dense_layers.size(); ++i)
       in(fmt::format("moe.dense_layers[{}]", i), m.dense_layers[i], L::kDenseLayer);
   }
-  if (a.ssm.enabled() || family_takes(family, "ssm")) {
-    in("ssm.state_size", a.ssm.state_size, L::kSsmStateSize);
-    in("ssm.conv_kernel", a.ssm.conv_kernel, L::kSsmConvKernel);
-    in("ssm.time_step_rank", a.ssm.time_step_rank, L::kSsmTimeStepRank);
+  for (const auto& key : a.sections.keys()) {
+    const SectionCodec* section = family_section(family, key);
+    if (section == nullptr) {
+      ctx.error(ctx.where->at(key), key, fmt::format("does not apply to model_family '{}'", a.model_family));
+      ok = false;
+    } else {
+      ok &= section->check_limits(a, ctx);
+    }
   }
+  for (const auto& section : family.sections)
+    if (section.required && !a.sections.has(section.key)) {
+      ctx.error(ctx.where->at(section.key), section.key,
+                fmt::format("required section is missing (model_family '{}')", a.model_family));
+      ok = false;
+    }
   return ok;
 }
 

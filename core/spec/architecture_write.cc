@@ -163,15 +163,9 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   if (a.head.logit_scale) kv_float(e, "logit_scale", *a.head.logit_scale);
   kv_float(e, "logit_softcap", a.head.logit_softcap);
   e << EndMap;
-  if (takes("ssm") && a.ssm.enabled()) {
-    e << Key << "ssm" << Value << Flow << BeginMap;
-    kv(e, "state_size", a.ssm.state_size);
-    kv(e, "conv_kernel", a.ssm.conv_kernel);
-    kv(e, "time_step_rank", a.ssm.time_step_rank);
-    kv(e, "conv_bias", a.ssm.conv_bias);
-    kv(e, "proj_bias", a.ssm.proj_bias);
-    e << EndMap;
-  }
+  if (family != nullptr)
+    for (const auto& section : family->sections)
+      if (a.sections.has(section.key)) section.write_yaml(e, a);
   if (takes("moe"))   write_moe(e, a.moe);
   e << EndMap;
 

@@ -12,6 +12,17 @@ FamilyRegistry& FamilyRegistry::global() {
 }
 
 void FamilyRegistry::add(FamilyRules rules) {
+  for (const auto& s : rules.sections) {
+    if (s.key.empty() || s.read == nullptr || s.check_limits == nullptr || s.write_yaml == nullptr ||
+        s.to_json == nullptr || s.from_json == nullptr || s.structure == nullptr)
+      fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' lacks a key or a function", rules.name,
+           s.key);
+    for (const auto& f : common_architecture_fields())
+      if (f == s.key) fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' is a common field", rules.name, s.key);
+    for (const auto& f : rules.fields)
+      if (f.key == s.key)
+        fail(ErrorKind::kInvalidArgument, "model family '{}': '{}' is both a field and a section", rules.name, s.key);
+  }
   if (!rules.name.empty() &&
       (rules.layout_misfits == nullptr || rules.memory_estimate == nullptr || rules.category == nullptr))
     fail(ErrorKind::kInvalidArgument, "model family '{}' lacks {}", rules.name,
@@ -42,7 +53,13 @@ bool family_takes(const FamilyRules& rules, const std::string& key) {
     if (f == key) return true;
   for (const auto& f : rules.fields)
     if (f.key == key) return true;
-  return false;
+  return family_section(rules, key) != nullptr;
+}
+
+const SectionCodec* family_section(const FamilyRules& rules, const std::string& key) {
+  for (const auto& s : rules.sections)
+    if (s.key == key) return &s;
+  return nullptr;
 }
 
 const std::vector<FastKernelsCategory>& fastkernels_categories() {

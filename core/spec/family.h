@@ -14,13 +14,21 @@
 #include "core/spec/memory.h"
 #include "core/spec/workload.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
 
+namespace YAML {
+class Emitter;
+}
+
 namespace fk::spec {
 
 struct ParseContext;  // core/spec/yaml_reader.h
+class MapReader;      // core/spec/yaml_reader.h
+class JsonIn;         // core/spec/json_io.h
 
 // A model field an architecture of the family takes, beyond the ones every family
 // takes (identity, dtype, hidden_size, num_hidden_layers, vocab_size and the norm,
@@ -46,12 +54,39 @@ enum class FastKernelsCategory {
 const std::vector<FastKernelsCategory>& fastkernels_categories();
 std::string_view fastkernels_category_name(FastKernelsCategory c);
 
+// A section only this family takes (core/spec/family_section.h): a top-level map of the
+// architecture file whose values live in Architecture::sections. Every function is
+// required; the loader, writers, JSON form and limit checks call them for the
+// architecture's family, so nothing outside the family's files names the section.
+struct SectionCodec {
+  std::string key;  // the top-level key, e.g. "ssm"
+  bool required = false;
+  // Reads the section's map into a.sections (types and ranges through `r`, which
+  // reports them at file:line; in a preset, r.overlay() is true and only the keys
+  // written change the full model's values).
+  void (*read)(MapReader& r, Architecture& a) = nullptr;
+  // The section's values against their limits, for values from any source (HF import,
+  // JSON): each error through ctx at its field ("ssm.state_size"). False on an error.
+  // Called only when a.sections has the key.
+  bool (*check_limits)(const Architecture& a, const ParseContext& ctx) = nullptr;
+  // Writes `key: {...}` into the architecture file's map (called when a has it).
+  void (*write_yaml)(YAML::Emitter& e, const Architecture& a) = nullptr;
+  // The section's JSON form (canonical: every field) and its reader (types; ranges
+  // are checked by check_limits afterwards).
+  nlohmann::json (*to_json)(const Architecture& a) = nullptr;
+  void (*from_json)(const JsonIn& in, Architecture& a) = nullptr;
+  // "field=value" entries a preset may not change (its structure, not its sizes).
+  std::vector<std::string> (*structure)(const Architecture& a) = nullptr;
+};
+
 struct FamilyRules {
   std::string name;     // the `model_family` value, e.g. "transformer"
   std::string summary;  // one line for errors and docs
   // The fields it takes (the loader reads only these, requires the required ones, and
   // names the family when a file gives another; the writers write only these).
   std::vector<FamilyField> fields;
+  // The sections only it takes (their keys are fields too: family_takes knows them).
+  std::vector<SectionCodec> sections;
   // The family's checks of a loaded architecture whose values are within their
   // limits (core/spec/limits.h), each error reported through ctx at its field (optional).
   void (*validate)(const Architecture&, const ParseContext&) = nullptr;
@@ -90,8 +125,11 @@ const FamilyRules& family_rules(const Architecture& a);
 // program does not have.
 std::string fastkernels_category_of(const Architecture& a);
 
-// Whether `rules` takes top-level field `key` (a common field, or one of its fields).
+// Whether `rules` takes top-level field `key` (a common field, one of its fields or one
+// of its sections).
 bool family_takes(const FamilyRules& rules, const std::string& key);
+// The codec of `rules`' section `key`, or nullptr.
+const SectionCodec* family_section(const FamilyRules& rules, const std::string& key);
 // The top-level fields every family takes.
 const std::vector<std::string>& common_architecture_fields();
 

@@ -5,6 +5,7 @@
 // Keys of the original mamba_ssm configs that HF conversions still carry (d_model,
 // n_layer, rms_norm, fused_add_norm, ssm_cfg, pad_vocab_size_multiple) are accepted
 // when they agree with the HF keys.
+#include "core/spec/families/mamba.h"
 #include "core/spec/hf_models.h"
 
 #include <cmath>
@@ -33,16 +34,17 @@ void fill_mamba(ConfigReader& r, Architecture& a) {
     a.intermediate_size = static_cast<int64_t>(expand * static_cast<double>(a.hidden_size));  // MambaConfig: int(expand * hidden)
     r.note_default("intermediate_size", fmt::format("expand x hidden_size ({})", a.intermediate_size));
   }
-  a.ssm.state_size = r.integer_or("state_size", 16, limits::kSsmStateSize);
-  a.ssm.conv_kernel = r.integer_or("conv_kernel", 4, limits::kSsmConvKernel);
-  a.ssm.conv_bias = r.boolean_or("use_conv_bias", true);
-  a.ssm.proj_bias = r.boolean_or("use_bias", false);
+  SsmSpec& ssm = a.sections.edit<SsmSpec>();
+  ssm.state_size = r.integer_or("state_size", 16, limits::kSsmStateSize);
+  ssm.conv_kernel = r.integer_or("conv_kernel", 4, limits::kSsmConvKernel);
+  ssm.conv_bias = r.boolean_or("use_conv_bias", true);
+  ssm.proj_bias = r.boolean_or("use_bias", false);
   const Json* rank = r.get("time_step_rank");
   if (rank == nullptr || rank->is_null() || *rank == "auto") {
-    a.ssm.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
-    if (rank == nullptr) r.note_default("time_step_rank", fmt::format("auto, ceil(hidden_size / 16) = {}", a.ssm.time_step_rank));
+    ssm.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
+    if (rank == nullptr) r.note_default("time_step_rank", fmt::format("auto, ceil(hidden_size / 16) = {}", ssm.time_step_rank));
   } else if (rank->is_number_integer()) {
-    a.ssm.time_step_rank = r.integer("time_step_rank", limits::kSsmTimeStepRank);
+    ssm.time_step_rank = r.integer("time_step_rank", limits::kSsmTimeStepRank);
   } else {
     r.fail_value("time_step_rank", *rank, "an integer or \"auto\"");
   }

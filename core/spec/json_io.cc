@@ -1,6 +1,7 @@
 #include "core/spec/json_io.h"
 
 #include "core/error.h"
+#include "core/spec/family.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -179,12 +180,11 @@ Json to_json(const Architecture& a) {
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
-  if (a.ssm.enabled())
-    j["ssm"] = {{"state_size", a.ssm.state_size},
-                {"conv_kernel", a.ssm.conv_kernel},
-                {"time_step_rank", a.ssm.time_step_rank},
-                {"conv_bias", a.ssm.conv_bias},
-                {"proj_bias", a.ssm.proj_bias}};
+  // A family's own sections (core/spec/family_section.h), by its codecs.
+  register_builtin_families();
+  if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
+    for (const auto& section : family->sections)
+      if (a.sections.has(section.key)) j[section.key] = section.to_json(a);
   if (!a.checkpoint.empty()) j["checkpoint"] = a.checkpoint;
   return j;
 }
@@ -272,14 +272,11 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
     const JsonIn dl = mo.at("dense_layers");
     for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));
   }
-  if (in.has("ssm")) {  // state-space models only
-    const JsonIn ss = in.at("ssm");
-    a.ssm.state_size = ss.at("state_size").i64();
-    a.ssm.conv_kernel = ss.at("conv_kernel").i64();
-    a.ssm.time_step_rank = ss.at("time_step_rank").i64();
-    a.ssm.conv_bias = ss.at("conv_bias").boolean();
-    a.ssm.proj_bias = ss.at("proj_bias").boolean();
-  }
+  // A family's own sections; an unknown family is reported by architecture_validate.
+  register_builtin_families();
+  if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
+    for (const auto& section : family->sections)
+      if (in.has(section.key.c_str())) section.from_json(in.at(section.key.c_str()), a);
   if (in.has("checkpoint")) a.checkpoint = in.at("checkpoint").str();
   validate_at(path, [&](const ParseContext& ctx) { architecture_validate(a, ctx); });
   return a;

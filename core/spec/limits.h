@@ -62,9 +62,6 @@ inline constexpr IntRange kSharedExperts{0, 64};
 inline constexpr IntRange kSharedIntermediateSize{1, kMaxDim};
 inline constexpr IntRange kFirstDenseLayers{0, kMaxDim};
 inline constexpr IntRange kDenseLayer{0, kMaxDim};  // each entry of moe.dense_layers
-inline constexpr IntRange kSsmStateSize{1, 1024};
-inline constexpr IntRange kSsmConvKernel{2, 8};  // the CUDA baseline keeps the window in registers
-inline constexpr IntRange kSsmTimeStepRank{1, kMaxDim};
 
 // Workload and layout (workload.cc).
 inline constexpr IntRange kBatch{1, 1 << 20};

@@ -3,6 +3,7 @@
 // master rounded; the recurrent state carries a sequence from one step to the next
 // exactly (a prefill then decode steps gives a longer prefill's logits); reset()
 // starts over and steps out of order are refused.
+#include "core/spec/families/mamba.h"
 #include "kernels/backends.h"
 #include "model_fixtures.h"
 #include "runner/model/family.h"
@@ -26,7 +27,7 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
   const spec::Architecture a = tiny("mamba-2.8b");
   const RandomWeights src(5);
   const MambaWeights full = MambaWeights::build(a, Placement{}, src);
-  const int64_t i = a.intermediate_size, n = a.ssm.state_size, r = a.ssm.time_step_rank;
+  const int64_t i = a.intermediate_size, n = a.sections.get<spec::SsmSpec>().state_size, r = a.sections.get<spec::SsmSpec>().time_step_rank;
   ASSERT_EQ(full.layers.size(), static_cast<size_t>(a.num_hidden_layers));
   const MambaLayerWeights& f = full.layers[1];
   EXPECT_EQ(f.in_proj_w.shape(), (Shape{2 * i, a.hidden_size}));

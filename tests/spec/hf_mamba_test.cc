@@ -2,6 +2,7 @@
 // family's spec (intermediate_size from expand, time_step_rank "auto"), the keys of the
 // original mamba_ssm configs are accepted when they agree, and what the family cannot
 // run is an error naming the key.
+#include "core/spec/families/mamba.h"
 #include "core/error.h"
 #include "core/spec/hf_config.h"
 
@@ -44,11 +45,11 @@ TEST(HfImportMamba, PublishedConfigGivesTheShippedSpec) {
   EXPECT_EQ(a.num_hidden_layers, 64);
   EXPECT_EQ(a.intermediate_size, 5120);
   EXPECT_EQ(a.vocab_size, 50280);
-  EXPECT_EQ(a.ssm.state_size, 16);
-  EXPECT_EQ(a.ssm.conv_kernel, 4);
-  EXPECT_EQ(a.ssm.time_step_rank, 160);
-  EXPECT_TRUE(a.ssm.conv_bias);
-  EXPECT_FALSE(a.ssm.proj_bias);
+  EXPECT_EQ(a.sections.get<spec::SsmSpec>().state_size, 16);
+  EXPECT_EQ(a.sections.get<spec::SsmSpec>().conv_kernel, 4);
+  EXPECT_EQ(a.sections.get<spec::SsmSpec>().time_step_rank, 160);
+  EXPECT_TRUE(a.sections.get<spec::SsmSpec>().conv_bias);
+  EXPECT_FALSE(a.sections.get<spec::SsmSpec>().proj_bias);
   EXPECT_EQ(a.norm.kind, spec::NormKind::kRmsNorm);
   EXPECT_DOUBLE_EQ(a.norm.eps, 1e-5);
   EXPECT_TRUE(a.embedding.tied) << "tie_word_embeddings absent: MambaConfig's default";
@@ -63,7 +64,7 @@ TEST(HfImportMamba, DerivedSizesFollowMambaConfig) {
   c.erase("n_layer");
   const spec::HfImport imp = spec::hf_config_import(c, "m/config.json");
   EXPECT_EQ(imp.arch.intermediate_size, 200);  // int(expand * hidden_size)
-  EXPECT_EQ(imp.arch.ssm.time_step_rank, 7);   // ceil(100 / 16)
+  EXPECT_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_rank, 7);   // ceil(100 / 16)
   EXPECT_NE(imp.arch.source.find("intermediate_size"), std::string::npos) << imp.arch.source;
 }
 

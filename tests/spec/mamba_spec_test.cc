@@ -2,6 +2,7 @@
 // another family, a missing ssm section and bad ssm values are errors at their line;
 // layouts that cannot split the mixer are named; the memory estimate holds a
 // recurrent state that does not grow with the context.
+#include "core/spec/families/mamba.h"
 #include "core/spec/architecture_write.h"
 #include "core/spec/family.h"
 #include "core/spec/memory.h"
@@ -44,12 +45,12 @@ TEST(MambaSpec, ShippedSpecLoadsWithItsPublishedSizesAndRoundTrips) {
   EXPECT_EQ(a.model_family, "mamba");
   EXPECT_EQ(a.hidden_size, 2560);
   EXPECT_EQ(a.intermediate_size, 5120);
-  EXPECT_EQ(a.ssm.state_size, 16);
-  EXPECT_EQ(a.ssm.time_step_rank, 160);
+  EXPECT_EQ(a.sections.get<spec::SsmSpec>().state_size, 16);
+  EXPECT_EQ(a.sections.get<spec::SsmSpec>().time_step_rank, 160);
   EXPECT_TRUE(a.embedding.tied);
   const Architecture t = *doc->select("tiny");
-  EXPECT_EQ(t.ssm.time_step_rank, 4);
-  EXPECT_TRUE(t.ssm.conv_bias) << "a preset keeps the fields it does not give";
+  EXPECT_EQ(t.sections.get<spec::SsmSpec>().time_step_rank, 4);
+  EXPECT_TRUE(t.sections.get<spec::SsmSpec>().conv_bias) << "a preset keeps the fields it does not give";
   const std::string written = architecture_to_yaml(a);
   EXPECT_EQ(written.find("num_attention_heads"), std::string::npos) << "only the family's fields are written";
   Diagnostics d2;

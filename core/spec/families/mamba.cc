@@ -6,16 +6,74 @@
 // and D column-parallel; x_proj and out_proj row-parallel, each followed by an
 // all-reduce); pipeline parallelism splits the layers. The runner side is
 // runner/model/mamba/.
+#include "core/spec/families/mamba.h"
 #include "core/spec/family.h"
+#include "core/spec/json_io.h"
 #include "core/spec/yaml_reader.h"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 namespace fk::spec {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// --- the ssm: section ---------------------------------------------------------------
+
+void ssm_read(MapReader& r, Architecture& a) {
+  SsmSpec& m = a.sections.edit<SsmSpec>();
+  r.integer("state_size", m.state_size, Need::kRequired, limits::kSsmStateSize);
+  r.integer("conv_kernel", m.conv_kernel, Need::kOptional, limits::kSsmConvKernel);
+  r.integer("time_step_rank", m.time_step_rank, Need::kRequired, limits::kSsmTimeStepRank);
+  r.boolean("conv_bias", m.conv_bias, Need::kOptional);
+  r.boolean("proj_bias", m.proj_bias, Need::kOptional);
+}
+
+bool ssm_check_limits(const Architecture& a, const ParseContext& ctx) {
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  bool ok = ctx.check_range("ssm.state_size", m.state_size, limits::kSsmStateSize);
+  ok &= ctx.check_range("ssm.conv_kernel", m.conv_kernel, limits::kSsmConvKernel);
+  ok &= ctx.check_range("ssm.time_step_rank", m.time_step_rank, limits::kSsmTimeStepRank);
+  return ok;
+}
+
+void ssm_write_yaml(YAML::Emitter& e, const Architecture& a) {
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  e << YAML::Key << SsmSpec::kKey << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "state_size" << YAML::Value << static_cast<long long>(m.state_size);
+  e << YAML::Key << "conv_kernel" << YAML::Value << static_cast<long long>(m.conv_kernel);
+  e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
+  e << YAML::Key << "conv_bias" << YAML::Value << m.conv_bias;
+  e << YAML::Key << "proj_bias" << YAML::Value << m.proj_bias;
+  e << YAML::EndMap;
+}
+
+Json ssm_to_json(const Architecture& a) {
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  return Json{{"state_size", m.state_size},
+              {"conv_kernel", m.conv_kernel},
+              {"time_step_rank", m.time_step_rank},
+              {"conv_bias", m.conv_bias},
+              {"proj_bias", m.proj_bias}};
+}
+
+void ssm_from_json(const JsonIn& in, Architecture& a) {
+  SsmSpec& m = a.sections.edit<SsmSpec>();
+  m.state_size = in.at("state_size").i64();
+  m.conv_kernel = in.at("conv_kernel").i64();
+  m.time_step_rank = in.at("time_step_rank").i64();
+  m.conv_bias = in.at("conv_bias").boolean();
+  m.proj_bias = in.at("proj_bias").boolean();
+}
+
+std::vector<std::string> ssm_structure(const Architecture& a) {
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  return {fmt::format("ssm.conv_bias={}", m.conv_bias), fmt::format("ssm.proj_bias={}", m.proj_bias)};
+}
+
+// --- the family's rules -------------------------------------------------------------
 
 void mamba_validate(const Architecture& a, const ParseContext& ctx) {
   const SourceMap& w = *ctx.where;
@@ -43,17 +101,19 @@ std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workl
 
 // Parameters of one mixer layer on one TP rank (its I / tp channels).
 int64_t mamba_layer_parameters(const Architecture& a, int64_t tp) {
-  const int64_t h = a.hidden_size, i = a.intermediate_size / tp, n = a.ssm.state_size, r = a.ssm.time_step_rank;
-  int64_t p = 2 * i * h + i * a.ssm.conv_kernel + (r + 2 * n) * i + i * r + i + i * n + i + h * i + h;
-  if (a.ssm.conv_bias) p += i;
-  if (a.ssm.proj_bias) p += 2 * i + h;
+  const SsmSpec& ssm = a.sections.get<SsmSpec>();
+  const int64_t h = a.hidden_size, i = a.intermediate_size / tp, n = ssm.state_size, r = ssm.time_step_rank;
+  int64_t p = 2 * i * h + i * ssm.conv_kernel + (r + 2 * n) * i + i * r + i + i * n + i + h * i + h;
+  if (ssm.conv_bias) p += i;
+  if (ssm.proj_bias) p += 2 * i + h;
   return p;
 }
 
 MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend) {
   const DType dt = w.dtype_for(a);
   const int64_t bytes = static_cast<int64_t>(dtype_size(dt));
-  const int64_t h = a.hidden_size, il = a.intermediate_size / l.tp, n = a.ssm.state_size;
+  const SsmSpec& ssm = a.sections.get<SsmSpec>();
+  const int64_t h = a.hidden_size, il = a.intermediate_size / l.tp, n = ssm.state_size;
   const int64_t vocab_local = ceil_div(a.vocab_size, l.tp);
   const int64_t batch = w.batch / l.dp;
   MemoryEstimate best;
@@ -68,10 +128,10 @@ MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, c
     m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
     // The recurrent state replaces the KV cache: the conv window and the scan state of
     // every channel, fp32 in the fp32 run; it does not grow with the context.
-    m.kv_cache_bytes = count * batch * il * ((a.ssm.conv_kernel - 1) + n) * 4;
+    m.kv_cache_bytes = count * batch * il * ((ssm.conv_kernel - 1) + n) * 4;
     // Per token (fp32): the stream and its norm, x and gate, the conv output, dt, the
     // scan output, the x_proj output.
-    const int64_t per_token = 3 * h + 6 * il + a.ssm.time_step_rank + 2 * n;
+    const int64_t per_token = 3 * h + 6 * il + ssm.time_step_rank + 2 * n;
     m.activation_bytes = batch * w.seq_len * per_token * 4 + batch * vocab_local * 4;
     if (m.total() > best.total()) best = m;
   }
@@ -84,7 +144,9 @@ void register_mamba_family(FamilyRegistry& r) {
   FamilyRules f;
   f.name = "mamba";
   f.summary = "Mamba-1 selective state-space layers (conv + selective scan), no attention";
-  f.fields = {{"intermediate_size", true}, {"ssm", true}};
+  f.fields = {{"intermediate_size", true}};
+  f.sections = {{SsmSpec::kKey, true, ssm_read, ssm_check_limits, ssm_write_yaml, ssm_to_json, ssm_from_json,
+                 ssm_structure}};
   f.validate = mamba_validate;
   f.layout_misfits = mamba_layout_misfits;
   f.memory_estimate = mamba_memory_estimate;

@@ -23,7 +23,7 @@ Tensor columns(Runtime& rt, DType dtype, const Tensor& m, int64_t c0, int64_t co
 
 Mamba::Mamba(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
              ModelComms comms, const MambaWeights& weights, Runtime& runtime)
-    : a_(arch), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype) {
+    : a_(arch), ssm_(arch.sections.get<spec::SsmSpec>()), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype) {
   reset();
 }
 
@@ -36,8 +36,8 @@ void Mamba::reset() {
   }
   const int64_t b = pl_.batch_size(w_), il = a_.intermediate_size / pl_.tp;
   for (size_t i = 0; i < weights_.layers.size(); ++i) {
-    conv_state_.push_back(rt_.zeros(dtype_, {b, a_.ssm.conv_kernel - 1, il}));
-    ssm_state_.push_back(rt_.zeros(DType::kF32, {b, il, a_.ssm.state_size}));
+    conv_state_.push_back(rt_.zeros(dtype_, {b, ssm_.conv_kernel - 1, il}));
+    ssm_state_.push_back(rt_.zeros(DType::kF32, {b, il, ssm_.state_size}));
   }
 }
 
@@ -54,8 +54,8 @@ Tensor Mamba::traced(const Tensor& t, int64_t q_len) const {
 
 Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                     int64_t q_len) {
-  const int64_t rows = x.size(0), il = a_.intermediate_size / pl_.tp, n = a_.ssm.state_size;
-  const int64_t r = a_.ssm.time_step_rank;
+  const int64_t rows = x.size(0), il = a_.intermediate_size / pl_.tp, n = ssm_.state_size;
+  const int64_t r = ssm_.time_step_rank;
   const Tensor xz = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");
   const Tensor xs = columns(rt_, dtype_, xz, 0, il);
   const Tensor z = columns(rt_, dtype_, xz, il, il);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "core/spec/architecture.h"
+#include "core/spec/families/mamba.h"
 #include "core/spec/workload.h"
 #include "runner/model/family.h"
 #include "runner/model/lm_parts.h"
@@ -53,6 +54,7 @@ class Mamba final : public Model {
   Tensor traced(const Tensor& t, int64_t q_len) const;
 
   const spec::Architecture& a_;
+  const spec::SsmSpec& ssm_;  // a_'s ssm section
   const spec::Workload& w_;
   Placement pl_;
   ModelComms comms_;

@@ -1,5 +1,6 @@
 #include "runner/model/mamba/weights.h"
 
+#include "core/spec/families/mamba.h"
 #include "runner/model/weight_plan.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ struct Gen {
   }
 
   MambaLayerWeights layer(int64_t l) const {
-    const spec::SsmSpec& s = a.ssm;
+    const spec::SsmSpec& s = a.sections.get<spec::SsmSpec>();
     const int64_t h = a.hidden_size, i = inter(), n = s.state_size, r = s.time_step_rank;
     MambaLayerWeights w;
     w.index = l;
