@@ -27,7 +27,8 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
   const spec::Architecture a = tiny("mamba-2.8b");
   const RandomWeights src(5);
   const MambaWeights full = MambaWeights::build(a, Placement{}, src);
-  const int64_t i = a.intermediate_size, n = a.sections.get<spec::SsmSpec>().state_size, r = a.sections.get<spec::SsmSpec>().time_step_rank;
+  const spec::SsmSpec& ssm = a.sections.get<spec::SsmSpec>();
+  const int64_t i = a.intermediate_size, n = ssm.state_size, r = ssm.time_step_rank;
   ASSERT_EQ(full.layers.size(), static_cast<size_t>(a.num_hidden_layers));
   const MambaLayerWeights& f = full.layers[1];
   EXPECT_EQ(f.in_proj_w.shape(), (Shape{2 * i, a.hidden_size}));
