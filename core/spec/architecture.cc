@@ -22,6 +22,7 @@ int64_t Architecture::rotary_dim() const {
 }
 
 double Architecture::attention_scale() const {
+  if (attention.scale) return *attention.scale;
   const double d = attention.query_pre_attn_scalar ? *attention.query_pre_attn_scalar
                                                    : static_cast<double>(head_dim);
   return 1.0 / std::sqrt(d);

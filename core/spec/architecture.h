@@ -42,6 +42,7 @@ struct AttentionSpec {
   std::optional<double> logit_softcap;          // tanh soft-capping of scores (Gemma 2)
   bool qk_norm = false;                         // RMSNorm over each q/k head (Qwen3, Gemma 3)
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
+  std::optional<double> scale;                  // the softmax scale itself (Granite attention_multiplier)
   bool operator==(const AttentionSpec&) const = default;
 };
 
@@ -50,6 +51,9 @@ struct NormSpec {
   double eps = 1e-6;
   NormPlacement placement = NormPlacement::kPre;
   double weight_offset = 0.0;  // RMSNorm scales by (offset + w): Gemma uses 1.0
+  // Each residual branch's output is multiplied by this before it joins the stream
+  // (Granite residual_multiplier): x + m * f(x).
+  std::optional<double> residual_multiplier;
   bool operator==(const NormSpec&) const = default;
 };
 
@@ -82,6 +86,7 @@ struct PositionSpec {
 struct EmbeddingSpec {
   bool tied = false;              // LM head shares the token embedding
   bool scale_by_sqrt_hidden = false;  // Gemma: embeddings * sqrt(hidden_size)
+  std::optional<double> multiplier;   // embeddings * this (Granite embedding_multiplier)
   int64_t type_vocab_size = 0;    // BERT token-type embeddings
   bool norm = false;              // LayerNorm right after the embeddings (BERT)
   bool operator==(const EmbeddingSpec&) const = default;

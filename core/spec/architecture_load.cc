@@ -62,6 +62,7 @@ void read_attention(MapReader& r, AttentionSpec& a) {
   r.optional_number("logit_softcap", a.logit_softcap, Need::kOptional, limits::kLogitSoftcap);
   r.boolean("qk_norm", a.qk_norm, Need::kOptional);
   r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, limits::kQueryPreAttnScalar);
+  r.optional_number("scale", a.scale, Need::kOptional, limits::kAttentionScale);
 }
 
 void read_norm(MapReader& r, NormSpec& n) {
@@ -69,6 +70,7 @@ void read_norm(MapReader& r, NormSpec& n) {
   r.number("eps", n.eps, Need::kRequired, limits::kNormEps);
   r.choice("placement", n.placement, Need::kOptional, kPlacements);
   r.number("weight_offset", n.weight_offset, Need::kOptional, limits::kNormWeightOffset);
+  r.optional_number("residual_multiplier", n.residual_multiplier, Need::kOptional, limits::kMultiplier);
 }
 
 void read_mlp(MapReader& r, MlpSpec& m) {
@@ -107,6 +109,7 @@ void read_position(MapReader& r, PositionSpec& p) {
 void read_embedding(MapReader& r, EmbeddingSpec& e) {
   r.boolean("tied", e.tied, Need::kOptional);
   r.boolean("scale_by_sqrt_hidden", e.scale_by_sqrt_hidden, Need::kOptional);
+  r.optional_number("multiplier", e.multiplier, Need::kOptional, limits::kMultiplier);
   r.integer("type_vocab_size", e.type_vocab_size, Need::kOptional, limits::kTypeVocabSize);
   r.boolean("norm", e.norm, Need::kOptional);
 }
@@ -253,6 +256,9 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("attention.qk_norm", a.attention.qk_norm ? "true" : "false");
   add("attention.logit_softcap", a.attention.logit_softcap ? "set" : "unset");
   add("attention.sliding_window", a.attention.sliding_window ? "set" : "unset");
+  add("attention.scale", a.attention.scale ? "set" : "unset");
+  add("norm.residual_multiplier", a.norm.residual_multiplier ? "set" : "unset");
+  add("embedding.multiplier", a.embedding.multiplier ? "set" : "unset");
   std::vector<std::string> types;
   for (auto t : a.attention.layer_types) types.emplace_back(layer_type_name(t));
   add("attention.layer_types", fmt::format("[{}]", fmt::join(types, ", ")));
@@ -313,6 +319,9 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
   if (at.sliding_window) in("attention.sliding_window", *at.sliding_window, L::kSlidingWindow);
   if (at.logit_softcap) in("attention.logit_softcap", *at.logit_softcap, L::kLogitSoftcap);
   if (at.query_pre_attn_scalar) in("attention.query_pre_attn_scalar", *at.query_pre_attn_scalar, L::kQueryPreAttnScalar);
+  if (at.scale) in("attention.scale", *at.scale, L::kAttentionScale);
+  if (a.norm.residual_multiplier) in("norm.residual_multiplier", *a.norm.residual_multiplier, L::kMultiplier);
+  if (a.embedding.multiplier) in("embedding.multiplier", *a.embedding.multiplier, L::kMultiplier);
   in("norm.eps", a.norm.eps, L::kNormEps);
   in("norm.weight_offset", a.norm.weight_offset, L::kNormWeightOffset);
   const PositionSpec& p = a.position;

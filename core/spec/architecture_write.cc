@@ -49,6 +49,7 @@ void write_attention(YAML::Emitter& e, const AttentionSpec& at) {
   kv_float(e, "logit_softcap", at.logit_softcap);
   kv(e, "qk_norm", at.qk_norm);
   kv_float(e, "query_pre_attn_scalar", at.query_pre_attn_scalar);
+  if (at.scale) kv_float(e, "scale", *at.scale);
   e << EndMap;
 }
 
@@ -141,6 +142,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   kv_float(e, "eps", a.norm.eps);
   kv(e, "placement", norm_placement_name(a.norm.placement));
   kv_float(e, "weight_offset", a.norm.weight_offset);
+  if (a.norm.residual_multiplier) kv_float(e, "residual_multiplier", *a.norm.residual_multiplier);
   e << EndMap;
   if (takes("mlp")) {
     e << Key << "mlp" << Value << Flow << BeginMap;
@@ -153,6 +155,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   e << Key << "embedding" << Value << Flow << BeginMap;
   kv(e, "tied", a.embedding.tied);
   kv(e, "scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden);
+  if (a.embedding.multiplier) kv_float(e, "multiplier", *a.embedding.multiplier);
   kv(e, "type_vocab_size", a.embedding.type_vocab_size);
   kv(e, "norm", a.embedding.norm);
   e << EndMap;

@@ -20,6 +20,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
       {"gpt_neox", "GPTNeoXConfig", "gpt-neox", fill_gpt_neox},
       {"gptj", "GPTJConfig", "gpt-j", fill_gptj},
+      {"granite", "GraniteConfig", "granite", fill_granite},
       {"llama", "LlamaConfig", "llama", fill_llama},
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
@@ -106,6 +107,27 @@ void fill_llama(ConfigReader& r, Architecture& a) {
   r.ignore({"pretraining_tp", "is_decoder"});  // pretraining_tp splits matmuls: same math
   set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+// Granite (GraniteForCausalLM): Llama with muP multipliers. The embeddings are
+// multiplied by embedding_multiplier, the softmax scale is attention_multiplier itself
+// (default 1.0, not 1/sqrt(head_dim)), each residual branch's output by
+// residual_multiplier before it joins the stream, and the logits are divided by
+// logits_scaling.
+void fill_granite(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 2048, .rms_norm_eps = 1e-6});
+  attention_bias_all(r, a);
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  r.ignore({"is_decoder", "pretraining_tp"});
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+  a.attention.scale = r.number_or("attention_multiplier", 1.0, limits::kAttentionScale);
+  if (const double m = r.number_or("embedding_multiplier", 1.0, limits::kMultiplier); m != 1.0)
+    a.embedding.multiplier = m;
+  if (const double m = r.number_or("residual_multiplier", 1.0, limits::kMultiplier); m != 1.0)
+    a.norm.residual_multiplier = m;
+  if (const double d = r.number_or("logits_scaling", 1.0, RealRange{0.0, 1e6, true}); d != 1.0)
+    a.head.logit_scale = 1.0 / d;
 }
 
 void fill_mistral(ConfigReader& r, Architecture& a) {

@@ -114,5 +114,6 @@ void fill_starcoder2(ConfigReader& r, Architecture& a);
 void fill_gpt_neox(ConfigReader& r, Architecture& a);
 void fill_phi(ConfigReader& r, Architecture& a);
 void fill_gptj(ConfigReader& r, Architecture& a);
+void fill_granite(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

@@ -180,6 +180,9 @@ Json to_json(const Architecture& a) {
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
+  if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
+  if (a.norm.residual_multiplier) j["norm"]["residual_multiplier"] = *a.norm.residual_multiplier;
+  if (a.embedding.multiplier) j["embedding"]["multiplier"] = *a.embedding.multiplier;
   // A family's own sections (core/spec/family_section.h), by its codecs.
   register_builtin_families();
   if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
@@ -221,6 +224,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.attention.logit_softcap = opt_f64(at, "logit_softcap");
   a.attention.qk_norm = at.at("qk_norm").boolean();
   a.attention.query_pre_attn_scalar = opt_f64(at, "query_pre_attn_scalar");
+  a.attention.scale = opt_f64(at, "scale");
   const JsonIn n = in.at("norm");
   a.norm.kind = enum_from(n.at("kind"), {NormKind::kRmsNorm, NormKind::kLayerNorm}, norm_kind_name);
   a.norm.eps = n.at("eps").f64();
@@ -229,6 +233,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
                                 NormPlacement::kParallelShared},
                                norm_placement_name);
   a.norm.weight_offset = n.at("weight_offset").f64();
+  a.norm.residual_multiplier = opt_f64(n, "residual_multiplier");
   const JsonIn m = in.at("mlp");
   a.mlp.activation = enum_from(m.at("activation"),
                                {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu},
@@ -252,6 +257,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   const JsonIn e = in.at("embedding");
   a.embedding.tied = e.at("tied").boolean();
   a.embedding.scale_by_sqrt_hidden = e.at("scale_by_sqrt_hidden").boolean();
+  a.embedding.multiplier = opt_f64(e, "multiplier");
   a.embedding.type_vocab_size = e.at("type_vocab_size").i64();
   a.embedding.norm = e.at("norm").boolean();
   const JsonIn h = in.at("head");

@@ -146,6 +146,58 @@ TEST(LmHead, LogitScaleMultipliesAndBiasAddsItsVector) {
   EXPECT_GT(moved, 0) << "the bias is not zero";
 }
 
+// Granite's multipliers, checked by what they must leave unchanged. RMSNorm does not
+// see a common factor (with a negligible eps), so multiplying the embeddings and every
+// residual branch by the same c multiplies the whole stream by c and leaves the logits
+// as they were, while either alone changes them; and attention.scale = s is the scale
+// that query_pre_attn_scalar = 1/s^2 gives.
+TEST(Multipliers, EmbeddingAndResidualMultipliersScaleTheStreamAndAttentionScaleIsTheScale) {
+  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 2;
+  w.seq_len = 6;
+  w.decode_steps = 0;
+  w.dtype = DType::kF32;
+  Tensor ids = Tensor::empty(DType::kI64, {2, 6});
+  for (int64_t i = 0; i < 12; ++i) ids.data_as<int64_t>()[i] = (29 * i + 7) % 500;
+  spec::Architecture plain = tiny("llama-3.1-8b");
+  plain.norm.eps = 1e-12;
+  const ModelWeights weights = ModelWeights::generate(plain, Placement{}, 5);
+  auto logits = [&](const spec::Architecture& a) {
+    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
+    return m->step(ids, w.seq_len, 0);
+  };
+  auto rel_l2 = [](const Tensor& x, const Tensor& y) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double d = x.data_as<float>()[i] - y.data_as<float>()[i];
+      num += d * d;
+      den += static_cast<double>(y.data_as<float>()[i]) * y.data_as<float>()[i];
+    }
+    return std::sqrt(num / den);
+  };
+  const Tensor base = logits(plain);
+  spec::Architecture emb = plain;
+  emb.embedding.multiplier = 4.0;
+  spec::Architecture res = plain;
+  res.norm.residual_multiplier = 4.0;
+  spec::Architecture both = emb;
+  both.norm.residual_multiplier = 4.0;
+  EXPECT_GT(rel_l2(logits(emb), base), 1e-2) << "the embedding multiplier alone changes the model";
+  EXPECT_GT(rel_l2(logits(res), base), 1e-2) << "the residual multiplier alone changes the model";
+  EXPECT_LT(rel_l2(logits(both), base), 1e-6) << "together they scale the stream, which RMSNorm does not see";
+
+  spec::Architecture scaled = plain;
+  scaled.attention.scale = 0.3;
+  spec::Architecture pre = plain;
+  pre.attention.query_pre_attn_scalar = 1.0 / (0.3 * 0.3);
+  const Tensor by_scale = logits(scaled);
+  EXPECT_GT(rel_l2(by_scale, base), 1e-3) << "0.3 is not the default 1/sqrt(head_dim)";
+  EXPECT_LT(rel_l2(by_scale, logits(pre)), 1e-6);
+}
+
 TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
   spec::Diagnostics d;
   auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);

@@ -3,6 +3,7 @@
 // checked per model type; every transformers 4.x fixture (tests/fixtures/hf_v4/)
 // imports to the same Architecture as the hand-written spec of that model.
 #include "core/spec/hf_config.h"
+#include "core/error.h"
 #include "core/fs_util.h"
 #include "core/spec/json_io.h"
 #include "core/spec/spec_file.h"
@@ -264,6 +265,48 @@ TEST(HfImport5x, Gpt2InnerDefaultsToFourTimesHidden) {
                                  [](const std::string& d) { return d.rfind("n_inner=", 0) == 0; });
   EXPECT_TRUE(noted) << "the n_inner default is named in the source";
   EXPECT_NE(a.source.find("n_inner=4 x n_embd (128)"), std::string::npos) << a.source;
+}
+
+// Granite's muP multipliers, each onto its own spec field (the values are a test's, not
+// a published model's).
+TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
+  nlohmann::json c = {{"model_type", "granite"},      {"hidden_size", 64},          {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},     {"num_key_value_heads", 2},   {"intermediate_size", 128},
+                      {"vocab_size", 300},            {"embedding_multiplier", 12.0}, {"attention_multiplier", 0.015625},
+                      {"residual_multiplier", 0.22},  {"logits_scaling", 8.0},      {"tie_word_embeddings", true},
+                      {"rope_theta", 10000.0},        {"attention_bias", false},    {"mlp_bias", false}};
+  const spec::HfImport imp = spec::hf_config_import(c, "granite/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.model_family, "transformer");
+  EXPECT_EQ(a.head_dim, 16);
+  EXPECT_EQ(a.embedding.multiplier, 12.0);
+  EXPECT_EQ(a.attention.scale, 0.015625);
+  EXPECT_EQ(a.attention_scale(), 0.015625) << "the multiplier is the softmax scale itself";
+  EXPECT_EQ(a.norm.residual_multiplier, 0.22);
+  EXPECT_EQ(a.head.logit_scale, 0.125);
+  EXPECT_TRUE(a.embedding.tied);
+  TempSpecs tmp;
+  const Architecture back = write_and_load(imp, tmp, "granite.yaml");
+  EXPECT_EQ(back.norm.residual_multiplier, 0.22);
+  EXPECT_EQ(spec::architecture_from_json(spec::to_json(a), "/a"), a);
+
+  // GraniteConfig's defaults: every multiplier 1.0, so the scale is 1.0, not 1/sqrt(16).
+  for (const char* k : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+    c.erase(k);
+  const Architecture d = spec::hf_config_import(c, "granite/config.json").arch;
+  EXPECT_EQ(d.attention_scale(), 1.0);
+  EXPECT_FALSE(d.embedding.multiplier.has_value());
+  EXPECT_FALSE(d.norm.residual_multiplier.has_value());
+  EXPECT_FALSE(d.head.logit_scale.has_value());
+  EXPECT_FALSE(spec::to_json(d)["norm"].contains("residual_multiplier")) << "unset fields stay out of job files";
+
+  c["residual_multiplier"] = 0;
+  try {
+    spec::hf_config_import(c, "granite/config.json");
+    ADD_FAILURE() << "a residual_multiplier of 0 was imported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("residual_multiplier"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {

@@ -86,6 +86,8 @@ void mamba_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.embedding.scale_by_sqrt_hidden) err("embedding.scale_by_sqrt_hidden", "does not apply to model_family mamba");
   if (a.head.logit_softcap) err("head.logit_softcap", "does not apply to model_family mamba");
   if (a.head.logit_scale) err("head.logit_scale", "does not apply to model_family mamba");
+  if (a.embedding.multiplier) err("embedding.multiplier", "does not apply to model_family mamba");
+  if (a.norm.residual_multiplier) err("norm.residual_multiplier", "does not apply to model_family mamba");
   if (a.head.bias) err("head.bias", "does not apply to model_family mamba");
 }
 

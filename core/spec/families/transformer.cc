@@ -73,6 +73,10 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
       static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
     err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
                                              a.attention.layer_types.size(), a.num_hidden_layers));
+  if (a.attention.scale && a.attention.query_pre_attn_scalar)
+    err("attention.scale", "and attention.query_pre_attn_scalar both set the softmax scale; give one");
+  if (a.embedding.multiplier && a.embedding.scale_by_sqrt_hidden)
+    err("embedding.multiplier", "and embedding.scale_by_sqrt_hidden both scale the embeddings; give one");
   if (a.position.local_rope_theta && !sliding)
     err("position.local_rope_theta", "applies to sliding layers, and no layer is sliding");
   if (a.embedding.type_vocab_size > 0 && a.attention.causal)

@@ -111,6 +111,7 @@ Transformer::Stream Transformer::embed(const Tensor& ids) {
     dtype_round_trip(&factor, 1, dtype_);
     rt_.run("scale", "embed.scale", call({x}, {static_cast<double>(factor)}));
   }
+  if (a_.embedding.multiplier) rt_.run("scale", "embed.multiplier", call({x}, {*a_.embedding.multiplier}));
   if (weights_.pos_embed.defined()) {
     Tensor p = rt_.empty(dtype_, {rows, h});
     rt_.run("embedding", "embed.positions", call({p, positions_, weights_.pos_embed},
@@ -224,14 +225,23 @@ void Transformer::block(const Block& b, Stream& s) {
     }
     s.h = b.run(s.h);
     if (placement == NormPlacement::kSandwich) s.h = norm(s.h, *b.post_norm_w, Tensor(), role + ".post_norm");
+    scale_branch(s.h, role);
   } else if (placement == NormPlacement::kPre) {
     const Tensor f = b.run(norm(s.h, *b.norm_w, *b.norm_b, role + ".norm"));
+    scale_branch(f, role);
     rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else {
     Tensor f = b.run(s.h);
+    scale_branch(f, role);
     rt_.run("add", role + ".residual", call({f, f, s.h}));
     s.h = norm(f, *b.norm_w, *b.norm_b, role + ".norm");
   }
+}
+
+// Granite's residual_multiplier: x + m * f(x), the branch output scaled in place.
+void Transformer::scale_branch(const Tensor& f, const std::string& role) {
+  if (a_.norm.residual_multiplier)
+    rt_.run("scale", role + ".residual_scale", call({f}, {*a_.norm.residual_multiplier}));
 }
 
 bool Transformer::placement_parallel() const {
@@ -246,6 +256,8 @@ void Transformer::parallel_blocks(const Block& attn, const Block& mlp, Stream& s
   const Tensor xm = mlp.norm_w->defined() ? norm(s.h, *mlp.norm_w, *mlp.norm_b, "mlp.norm") : xa;
   const Tensor fa = attn.run(xa);
   const Tensor fm = mlp.run(xm);
+  scale_branch(fa, "attn");
+  scale_branch(fm, "mlp");
   rt_.run("add", "attn.residual", call({s.h, s.h, fa}));
   rt_.run("add", "mlp.residual", call({s.h, s.h, fm}));
 }

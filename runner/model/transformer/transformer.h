@@ -71,6 +71,7 @@ class Transformer final : public Model {
     std::function<Tensor(const Tensor&)> run;
   };
   void block(const Block& b, Stream& s);
+  void scale_branch(const Tensor& f, const std::string& role);
   bool placement_parallel() const;
   void parallel_blocks(const Block& attn, const Block& mlp, Stream& s);
   void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,
