@@ -51,6 +51,7 @@ struct NormSpec {
   double eps = 1e-6;
   NormPlacement placement = NormPlacement::kPre;
   double weight_offset = 0.0;  // RMSNorm scales by (offset + w): Gemma uses 1.0
+  bool bias = true;            // LayerNorm adds a bias (false: weight only, Cohere's LayerNorm)
   // Each residual branch's output is multiplied by this before it joins the stream
   // (Granite residual_multiplier): x + m * f(x).
   std::optional<double> residual_multiplier;

@@ -71,6 +71,7 @@ void read_norm(MapReader& r, NormSpec& n) {
   r.choice("placement", n.placement, Need::kOptional, kPlacements);
   r.number("weight_offset", n.weight_offset, Need::kOptional, limits::kNormWeightOffset);
   r.optional_number("residual_multiplier", n.residual_multiplier, Need::kOptional, limits::kMultiplier);
+  r.boolean("bias", n.bias, Need::kOptional);
 }
 
 void read_mlp(MapReader& r, MlpSpec& m) {
@@ -264,6 +265,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("attention.layer_types", fmt::format("[{}]", fmt::join(types, ", ")));
   add("norm.kind", std::string(norm_kind_name(a.norm.kind)));
   add("norm.placement", std::string(norm_placement_name(a.norm.placement)));
+  add("norm.bias", a.norm.bias ? "true" : "false");
   add("mlp.activation", std::string(activation_name(a.mlp.activation)));
   add("mlp.gated", a.mlp.gated ? "true" : "false");
   add("mlp.bias", a.mlp.bias ? "true" : "false");
@@ -383,6 +385,8 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   if (!check_limits(a, *family, ctx)) return;
   if (a.norm.weight_offset != 0.0 && a.norm.kind != NormKind::kRmsNorm)
     err("norm.weight_offset", "applies only to norm.kind rmsnorm");
+  if (!a.norm.bias && a.norm.kind != NormKind::kLayerNorm)
+    err("norm.bias", "applies only to norm.kind layernorm (RMSNorm has no bias)");
   if (a.head.kind == HeadKind::kNone) {
     if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
     if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");

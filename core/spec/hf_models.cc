@@ -14,6 +14,7 @@ namespace fk::spec::hf {
 const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
       {"bert", "BertConfig", "bert", fill_bert},
+      {"cohere", "CohereConfig", "cohere", fill_cohere},
       {"gemma", "GemmaConfig", "gemma", fill_gemma},
       {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
       {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},

@@ -115,5 +115,6 @@ void fill_gpt_neox(ConfigReader& r, Architecture& a);
 void fill_phi(ConfigReader& r, Architecture& a);
 void fill_gptj(ConfigReader& r, Architecture& a);
 void fill_granite(ConfigReader& r, Architecture& a);
+void fill_cohere(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

@@ -3,7 +3,8 @@
 // pre-norm when false), Phi (Phi-1/1.5/2: one LayerNorm, partial rotary, LM head with
 // bias) and GPT-J (one LayerNorm, GPT-J-style rotary on the first rotary_dim
 // dimensions, LM head with bias). All three: LayerNorm with bias, an ungated MLP with
-// bias, multi-head attention, rope.
+// bias, multi-head attention, rope. And Cohere (Command R): one LayerNorm without a
+// bias feeding attention and a gated MLP, GPT-J-style rope, logits x logit_scale.
 #include "core/spec/architecture_write.h"
 #include "core/spec/hf_models.h"
 
@@ -145,6 +146,37 @@ void fill_gptj(ConfigReader& r, Architecture& a) {
   }
   apply_rope(r, a, rope, std::nullopt, true);
   a.position.rope_style = RopeStyle::kGptj;  // rotate_every_two: interleaved pairs
+  r.ignore({"is_decoder"});
+}
+
+void fill_cohere(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 8192,
+                     .rms_norm_eps = 1e-5,
+                     .tie_word_embeddings = true,
+                     .vocab_size = 256000,
+                     .norm_eps_key = "layer_norm_eps"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  a.norm.kind = NormKind::kLayerNorm;  // CohereLayerNorm: (x - mean) / std * w, no bias
+  a.norm.bias = false;
+  a.norm.placement = NormPlacement::kParallelShared;  // x + attn(ln(x)) + mlp(ln(x))
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  if (r.boolean_or("use_qk_norm", false))
+    r.fail("use_qk_norm", "found true, expected false (Command R+'s per-head LayerNorm of q and k is not supported)");
+  set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
+                    std::nullopt, "sliding_window");
+  // CohereConfig's rope theta default: 500000 in transformers 5 (default_theta), 10000
+  // in 4.x (rope_theta); a config with neither key is read as its version says.
+  const Json* version = r.get("transformers_version");
+  const bool v4 = version != nullptr && version->is_string() && version->get<std::string>().rfind("4.", 0) == 0;
+  apply_rope(r, a, read_rope(r, v4 ? 10000.0 : 500000.0), std::nullopt, false);
+  a.position.rope_style = RopeStyle::kGptj;  // repeat_interleave'd frequencies: interleaved pairs
+  const Json* scale = r.get("logit_scale");
+  if (scale != nullptr && scale->is_null())
+    r.fail_value("logit_scale", *scale, "a number (CohereForCausalLM multiplies the logits by it)");
+  a.head.logit_scale = r.number_or("logit_scale", 0.0625, limits::kLogitScale);
   r.ignore({"is_decoder"});
 }
 

@@ -198,6 +198,24 @@ TEST(Multipliers, EmbeddingAndResidualMultipliersScaleTheStreamAndAttentionScale
   EXPECT_LT(rel_l2(by_scale, logits(pre)), 1e-6);
 }
 
+// norm.bias false (Cohere): every LayerNorm gets a zero bias, drawn from no source (so
+// no checkpoint is asked for one); with the bias on, it is drawn.
+TEST(Weights, LayerNormWithoutBiasHasAZeroOne) {
+  spec::Architecture a = tiny("gpt-neox-20b");
+  ASSERT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  a.norm.bias = false;
+  const ModelWeights w = ModelWeights::generate(a, Placement{}, 3);
+  ASSERT_TRUE(w.layers.at(0).attn_norm_b.defined());
+  for (const Tensor* t : {&w.layers[0].attn_norm_b, &w.layers[0].mlp_norm_b, &w.final_norm_b})
+    for (float v : t->span<float>()) ASSERT_EQ(v, 0.0f);
+  spec::Architecture with_bias = a;
+  with_bias.norm.bias = true;
+  const ModelWeights wb = ModelWeights::generate(with_bias, Placement{}, 3);
+  double moved = 0;
+  for (float v : wb.layers[0].attn_norm_b.span<float>()) moved += std::fabs(v);
+  EXPECT_GT(moved, 0) << "with a bias, the bias is drawn";
+}
+
 TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
   spec::Diagnostics d;
   auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);

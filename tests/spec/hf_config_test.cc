@@ -309,6 +309,44 @@ TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
   }
 }
 
+// Cohere (Command R): one bias-free LayerNorm feeding attention and MLP, interleaved
+// rope, logits x logit_scale; the rope theta default follows the writing version.
+TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
+  nlohmann::json c = {{"model_type", "cohere"},   {"hidden_size", 64},         {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"num_key_value_heads", 2},  {"intermediate_size", 128},
+                      {"vocab_size", 300},        {"logit_scale", 0.25},       {"transformers_version", "5.17.0"}};
+  const spec::HfImport imp = spec::hf_config_import(c, "cohere/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_FALSE(a.norm.bias);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kParallelShared);
+  EXPECT_EQ(a.norm.eps, 1e-5);
+  EXPECT_TRUE(a.mlp.gated);
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
+  EXPECT_EQ(a.position.rope_theta, 500000.0) << "transformers 5's default_theta";
+  EXPECT_EQ(a.head.logit_scale, 0.25);
+  EXPECT_TRUE(a.embedding.tied) << "CohereConfig ties by default";
+  EXPECT_FALSE(a.attention.qkv_bias);
+  TempSpecs tmp;
+  const Architecture back = write_and_load(imp, tmp, "cohere.yaml");
+  EXPECT_FALSE(back.norm.bias);
+  EXPECT_EQ(spec::to_json(a)["norm"]["bias"], false);
+
+  c["transformers_version"] = "4.44.0";
+  c.erase("logit_scale");
+  const Architecture old = spec::hf_config_import(c, "cohere/config.json").arch;
+  EXPECT_EQ(old.position.rope_theta, 10000.0) << "4.x CohereConfig's rope_theta";
+  EXPECT_EQ(old.head.logit_scale, 0.0625) << "CohereConfig's logit_scale";
+
+  c["use_qk_norm"] = true;
+  try {
+    spec::hf_config_import(c, "cohere/config.json");
+    ADD_FAILURE() << "use_qk_norm was imported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use_qk_norm"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

@@ -145,6 +145,8 @@ const std::vector<Case>& cases() {
       {"ResidualMultiplierOutOfRange",
        [](std::string t) { return insert_after(t, "eps:", "  residual_multiplier: -0.5\n"); },
        "norm.residual_multiplier", "out of range", "residual_multiplier:"},
+      {"NormBiasNeedsLayerNorm", [](std::string t) { return insert_after(t, "eps:", "  bias: false\n"); },
+       "norm.bias", "applies only to norm.kind layernorm", "bias:"},
       {"UnknownNormPlacementListsTheChoices",
        [](std::string t) { return insert_after(t, "eps:", "  placement: parallel_residual\n"); }, "norm.placement",
        "parallel_shared", "placement:"},

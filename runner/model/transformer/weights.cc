@@ -33,7 +33,12 @@ struct Gen {
     // The offset is folded in: the op multiplies by the tensor.
     return draw_vector(name, n > 0 ? n : a.hidden_size, c - 0.2f, c + 0.2f, static_cast<float>(a.norm.weight_offset));
   }
-  Planned norm_bias(const std::string& name) const { return draw_vector(name, a.hidden_size, -0.1f, 0.1f); }
+  // A LayerNorm without a bias (norm.bias false, Cohere) gets a zero one, read from no
+  // checkpoint: the same op, and x * w + 0 is x * w.
+  Planned norm_bias(const std::string& name) const {
+    if (!a.norm.bias) return Planned{{a.hidden_size}, {}};
+    return draw_vector(name, a.hidden_size, -0.1f, 0.1f);
+  }
 
   // Column-parallel rows [begin, begin + count) of a [rows_total, H] projection.
   Planned rows(const std::string& name, int64_t rows_total, int64_t begin, int64_t count, int64_t fan_in) const {
