@@ -109,6 +109,9 @@ struct MoeSpec {
   bool renormalize = true;  // renormalise the top-k router weights to sum to 1
   int64_t shared_experts = 0;
   int64_t shared_intermediate_size = 0;
+  // The shared experts' output is multiplied by sigmoid(x . g) per token, g a [hidden]
+  // vector (Qwen2-MoE's shared_expert_gate).
+  bool shared_expert_gate = false;
   int64_t first_dense_layers = 0;  // leading layers with a dense MLP
   // Further layers with a dense MLP, anywhere in the stack (HF mlp_only_layers,
   // decoder_sparse_step): ascending, distinct, each < num_hidden_layers.

@@ -130,6 +130,7 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.boolean("renormalize", m.renormalize, Need::kOptional);
   r.integer("shared_experts", m.shared_experts, Need::kOptional, limits::kSharedExperts);
   r.integer("shared_intermediate_size", m.shared_intermediate_size, Need::kOptional, limits::kSharedIntermediateSize);
+  r.boolean("shared_expert_gate", m.shared_expert_gate, Need::kOptional);
   r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, limits::kFirstDenseLayers);
   r.integer_list("dense_layers", m.dense_layers, Need::kOptional, limits::kDenseLayer);
 }
@@ -283,6 +284,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("moe", a.moe.enabled() ? "enabled" : "disabled");
   add("moe.experts_per_token", fmt::format("{}", a.moe.experts_per_token));
   add("moe.shared_experts", fmt::format("{}", a.moe.shared_experts));
+  add("moe.shared_expert_gate", a.moe.shared_expert_gate ? "true" : "false");
   add("moe.renormalize", a.moe.renormalize ? "true" : "false");
   add("moe.first_dense_layers", a.moe.first_dense_layers > 0 ? "some" : "none");
   add("moe.dense_layers", a.moe.dense_layers.empty() ? "none" : "some");

@@ -89,6 +89,7 @@ void write_moe(YAML::Emitter& e, const MoeSpec& m) {
   kv(e, "renormalize", m.renormalize);
   kv(e, "shared_experts", m.shared_experts);
   if (m.shared_experts > 0) kv(e, "shared_intermediate_size", m.shared_intermediate_size);
+  if (m.shared_expert_gate) kv(e, "shared_expert_gate", true);
   kv(e, "first_dense_layers", m.first_dense_layers);
   e << Key << "dense_layers" << Value << Flow << BeginSeq;
   for (int64_t l : m.dense_layers) e << static_cast<long long>(l);

@@ -31,6 +31,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"phi3", "Phi3Config", "phi3", fill_phi3},
       {"qwen2", "Qwen2Config", "qwen2", fill_qwen2},
       {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
+      {"qwen2_moe", "Qwen2MoeConfig", "qwen2", fill_qwen2_moe},
       {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
       {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
   };
@@ -170,28 +171,27 @@ void fill_qwen3(ConfigReader& r, Architecture& a) {
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
 }
 
-void fill_qwen3_moe(ConfigReader& r, Architecture& a) {
-  read_decoder_core(r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 4});
-  attention_bias_all(r, a);
-  a.attention.qk_norm = true;
-  r.ignore({"is_decoder"});
-  if (r.boolean_or("use_sliding_window", false))
-    r.fail("use_sliding_window",
-           "found true, expected false (which Qwen3-MoE layers slide is not recorded in the "
-           "config, so the import would guess)");
-  r.ignore({"sliding_window", "max_window_layers"});  // unused while use_sliding_window is false
-  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
-  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+namespace {
 
+// The sparse layers of Qwen2-MoE and Qwen3-MoE: num_experts (4.x) / num_local_experts
+// (5.x), num_experts_per_tok, moe_intermediate_size, norm_topk_prob, and which layers
+// are dense (mlp_only_layers, decoder_sparse_step). Absent keys take the config
+// class's defaults (`d`), as transformers does.
+struct QwenMoeDefaults {
+  int64_t num_experts, experts_per_token, moe_intermediate_size;
+};
+
+void read_qwen_moe(ConfigReader& r, Architecture& a, const QwenMoeDefaults& d) {
   // 4.x writes num_experts; 5.x maps it to num_local_experts.
   const bool old_key = r.has_value("num_experts"), new_key = r.has_value("num_local_experts");
   if (old_key && new_key && r.integer("num_experts", 2) != r.integer("num_local_experts", 2))
     r.fail("num_local_experts", fmt::format("found {}, expected the same as num_experts ({})",
                                             r.integer("num_local_experts", 2), r.integer("num_experts", 2)));
-  a.moe.num_experts = new_key ? r.integer("num_local_experts", 2) : r.integer("num_experts", 2);
+  a.moe.num_experts = new_key ? r.integer("num_local_experts", 2) : r.integer_or("num_experts", d.num_experts, 2);
   r.ignore({"num_experts", "num_local_experts"});
-  a.moe.experts_per_token = r.integer("num_experts_per_tok");
-  a.moe.moe_intermediate_size = r.integer("moe_intermediate_size");
+  a.moe.experts_per_token = r.integer_or("num_experts_per_tok", d.experts_per_token, limits::kExpertsPerToken);
+  a.moe.moe_intermediate_size =
+      r.integer_or("moe_intermediate_size", d.moe_intermediate_size, limits::kMoeIntermediateSize);
   a.moe.renormalize = r.boolean_or("norm_topk_prob", false);
   // Qwen3MoeDecoderLayer: sparse when not in mlp_only_layers and (layer + 1) % step == 0.
   const int64_t step = r.integer_or("decoder_sparse_step", 1, 1);
@@ -215,6 +215,46 @@ void fill_qwen3_moe(ConfigReader& r, Architecture& a) {
   if (static_cast<int64_t>(dense.size()) == a.num_hidden_layers)
     r.fail(r.has("mlp_only_layers") ? "mlp_only_layers" : "decoder_sparse_step",
            "leaves no MoE layer, expected at least one sparse layer (import a dense model type instead)");
+}
+
+}  // namespace
+
+void fill_qwen3_moe(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 4});
+  attention_bias_all(r, a);
+  a.attention.qk_norm = true;
+  r.ignore({"is_decoder"});
+  if (r.boolean_or("use_sliding_window", false))
+    r.fail("use_sliding_window",
+           "found true, expected false (which Qwen3-MoE layers slide is not recorded in the "
+           "config, so the import would guess)");
+  r.ignore({"sliding_window", "max_window_layers"});  // unused while use_sliding_window is false
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+
+  read_qwen_moe(r, a, {.num_experts = 128, .experts_per_token = 8, .moe_intermediate_size = 768});
+}
+
+// Qwen2-MoE: Qwen2's attention (q/k/v bias: qkv_bias) over Qwen's sparse MoE layers, with
+// one shared expert of shared_expert_intermediate_size whose output is gated per token
+// by sigmoid(shared_expert_gate(x)).
+void fill_qwen2_moe(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 32768, .rms_norm_eps = 1e-6, .num_key_value_heads = 16});
+  a.attention.qkv_bias = r.boolean_or("qkv_bias", true);
+  a.attention.out_bias = false;
+  r.ignore({"is_decoder"});
+  if (r.boolean_or("use_sliding_window", false))
+    r.fail("use_sliding_window", "found true, expected false (sliding Qwen2-MoE layers are not supported)");
+  r.ignore({"sliding_window", "max_window_layers"});  // unused while use_sliding_window is false
+  const auto types = read_layer_types(r, a.num_hidden_layers);
+  if (types && std::find(types->begin(), types->end(), LayerType::kSliding) != types->end())
+    r.fail("layer_types", "lists sliding_attention layers, expected full_attention only (use_sliding_window is false)");
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+  read_qwen_moe(r, a, {.num_experts = 60, .experts_per_token = 4, .moe_intermediate_size = 1408});
+  a.moe.shared_experts = 1;
+  a.moe.shared_intermediate_size = r.integer_or("shared_expert_intermediate_size", 5632, limits::kSharedIntermediateSize);
+  a.moe.shared_expert_gate = true;  // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x)
 }
 
 void fill_phi3(ConfigReader& r, Architecture& a) {

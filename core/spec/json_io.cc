@@ -178,6 +178,7 @@ Json to_json(const Architecture& a) {
   // Written only when set, so that the text (and the job ids hashed from it) of
   // architectures without them stays what it was before these fields existed.
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
+  if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
   if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
@@ -276,6 +277,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.moe.shared_experts = mo.at("shared_experts").i64(0);
   a.moe.shared_intermediate_size = mo.at("shared_intermediate_size").i64(0);
   a.moe.first_dense_layers = mo.at("first_dense_layers").i64(0);
+  a.moe.shared_expert_gate = mo.has("shared_expert_gate") && mo.at("shared_expert_gate").boolean();
   if (mo.has("dense_layers")) {
     const JsonIn dl = mo.at("dense_layers");
     for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));

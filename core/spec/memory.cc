@@ -38,6 +38,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
     p += a.moe.num_experts * mats * h * im + h * a.moe.num_experts;
     if (a.moe.shared_experts > 0)
       p += a.moe.shared_experts * mats * h * (a.moe.shared_intermediate_size / tp);
+    if (a.moe.shared_expert_gate) p += h;  // replicated on every TP rank
   } else {
     const int64_t i = a.intermediate_size / tp;
     p += mats * h * i;

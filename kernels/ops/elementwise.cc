@@ -3,6 +3,8 @@
 //   scale(x, factor):        x = x * factor, in place (Gemma's embedding normaliser)
 //   softcap(x, cap):         x = cap * tanh(x / cap), in place (Gemma 2 final logits)
 //   argmax(ids, input):      ids[t] = first index of the maximum of input[t, :] (int64)
+//   sigmoid_gate(x, gate):   x[t, :] = x[t, :] * sigmoid(gate[t]), in place (Qwen2-MoE's
+//                            shared-expert gate, vLLM: F.sigmoid(gate(x)) * shared(x))
 #include "kernels/cpu/elem.h"
 #include "kernels/ops/op_util.h"
 #include "kernels/ops/ops.h"
@@ -46,6 +48,18 @@ void argmax_cpu(const OpCall& c) {
     for (int64_t j = 1; j < v; ++j)
       if (cpu::load(x[r * v + j]) > bv) bv = cpu::load(x[r * v + (best = j)]);
     ids[r] = best;
+  }
+}
+
+template <typename T>
+void sigmoid_gate_cpu(const OpCall& c) {
+  const int64_t t = c.arg(0).size(0), h = c.arg(0).size(1);
+  T* x = c.arg(0).data_as<T>();
+  const T* g = c.arg(1).data_as<T>();
+#pragma omp parallel for schedule(static) if (t * h > 262144)
+  for (int64_t r = 0; r < t; ++r) {
+    const float s = 1.0f / (1.0f + std::exp(-cpu::load(g[r])));
+    for (int64_t j = 0; j < h; ++j) x[r * h + j] = cpu::store<T>(cpu::load(x[r * h + j]) * s);
   }
 }
 
@@ -147,11 +161,48 @@ void register_argmax(OpRegistry& reg) {
 
 }  // namespace
 
+void register_sigmoid_gate(OpRegistry& reg) {
+  OpDef d;
+  d.name = "sigmoid_gate";
+  d.summary = "x[t, :] = x[t, :] * sigmoid(gate[t]), in place (a gated shared expert)";
+  d.args = {{"x", ArgRole::kInOut}, {"gate", ArgRole::kIn}};
+  d.check = [d](const OpCall& c) {
+    std::string e = util::first_error({util::check_tensor(c, d, 0, 2), util::check_tensor(c, d, 1, 2),
+                                       util::check_same_dtype(c, d)});
+    if (!e.empty()) return e;
+    return util::first_error({util::check_dim(c, d, 1, 0, c.arg(0).size(0), "tokens"),
+                              util::check_dim(c, d, 1, 1, 1, "1 (one gate per token)")});
+  };
+  d.reference = [](const OpCall& c) {
+    const int64_t t = c.arg(0).size(0), h = c.arg(0).size(1);
+    double* x = util::f64(c.arg(0));
+    const double* g = util::f64(c.arg(1));
+    for (int64_t r = 0; r < t; ++r) {
+      const double s = 1.0 / (1.0 + std::exp(-g[r]));
+      for (int64_t j = 0; j < h; ++j) x[r * h + j] *= s;
+    }
+  };
+  d.make = [](const OpShape& s, DType dt, const RngStream& rng) {
+    const int64_t t = s.dim("tokens"), h = s.dim("hidden");
+    return OpCall{{util::uniform(dt, {t, h}, rng, "x", -4, 4), util::uniform(dt, {t, 1}, rng, "gate", -6, 6)}, s.params};
+  };
+  d.shape_of = [](const OpCall& c) {
+    return OpShape{{{"tokens", c.arg(0).size(0)}, {"hidden", c.arg(0).size(1)}}, c.params};
+  };
+  d.flops = [](const OpCall& c) { return static_cast<double>(c.arg(0).numel()); };
+  d.bytes = [](const OpCall& c) { return 2.0 * static_cast<double>(c.arg(0).nbytes()) + c.arg(1).nbytes(); };
+  reg.add(d);
+  reg.add_impl({"sigmoid_gate", "cpu", DeviceKind::kCpu, nullptr, [](const OpCall& c) {
+                  cpu::dispatch_float(c.arg(0).dtype(), [&](auto tag) { sigmoid_gate_cpu<decltype(tag)>(c); });
+                }});
+}
+
 void register_elementwise(OpRegistry& reg) {
   register_add(reg);
   register_map(reg, "scale", false);
   register_map(reg, "softcap", true);
   register_argmax(reg);
+  register_sigmoid_gate(reg);
 }
 
 }  // namespace fk::kernels

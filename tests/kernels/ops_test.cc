@@ -110,6 +110,8 @@ std::vector<Case> cases() {
   add("scale", {{"elements", 517}}, {8.0});
   add("softcap", {{"elements", 517}}, {30.0});
   add("argmax", {{"tokens", 4}, {"vocab", 509}}, {});
+  add("sigmoid_gate", {{"tokens", 7}, {"hidden", 96}}, {});
+  add("sigmoid_gate", {{"tokens", 3}, {"hidden", 1001}}, {});
   add("embedding", {{"tokens", 9}, {"hidden", 64}, {"rows", 100}}, {100, 300});
   // Mamba: a prefill from a zero-free state, a decode step, odd channel counts, widths 2-4.
   add("causal_conv1d", {{"batch", 2}, {"len", 9}, {"channels", 67}, {"width", 4}, {"bias", 1}}, {1});

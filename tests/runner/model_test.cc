@@ -216,6 +216,50 @@ TEST(Weights, LayerNormWithoutBiasHasAZeroOne) {
   EXPECT_GT(moved, 0) << "with a bias, the bias is drawn";
 }
 
+// moe.shared_expert_gate (Qwen2-MoE): the shared experts' output times sigmoid(x . g).
+// With g = 0 the gate is exactly 1/2, so the model equals the ungated one whose shared
+// down projection is halved (a power of two: exact in fp32).
+TEST(Moe, SharedExpertGateScalesTheSharedOutputBySigmoid) {
+  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 2;
+  w.seq_len = 5;
+  w.decode_steps = 0;
+  w.dtype = DType::kF32;
+  Tensor ids = Tensor::empty(DType::kI64, {2, 5});
+  for (int64_t i = 0; i < 10; ++i) ids.data_as<int64_t>()[i] = (31 * i + 3) % 500;
+  spec::Architecture gated = tiny("mixtral-8x7b");
+  gated.moe.shared_experts = 1;
+  gated.moe.shared_intermediate_size = 32;
+  gated.moe.shared_expert_gate = true;
+  spec::Architecture plain = gated;
+  plain.moe.shared_expert_gate = false;
+  auto logits = [&](const spec::Architecture& a, const ModelWeights& weights) {
+    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
+    return m->step(ids, w.seq_len, 0);
+  };
+  ModelWeights wg = ModelWeights::generate(gated, Placement{}, 9);
+  ModelWeights wp = ModelWeights::generate(plain, Placement{}, 9);
+  ASSERT_TRUE(wg.layers.at(0).shared_gate_w.defined());
+  EXPECT_EQ(wg.layers[0].shared_gate_w.shape(), (Shape{1, gated.hidden_size}));
+  EXPECT_FALSE(wp.layers.at(0).shared_gate_w.defined());
+  const Tensor drawn = logits(gated, wg);
+  for (auto& l : wg.layers)
+    for (float& v : l.shared_gate_w.span<float>()) v = 0.0f;
+  for (auto& l : wp.layers)
+    for (float& v : l.shared_down_w.span<float>()) v *= 0.5f;
+  const Tensor half = logits(gated, wg), halved = logits(plain, wp);
+  ASSERT_EQ(half.shape(), halved.shape());
+  double moved = 0;
+  for (int64_t i = 0; i < half.numel(); ++i) {
+    ASSERT_FLOAT_EQ(half.data_as<float>()[i], halved.data_as<float>()[i]) << i;
+    moved += std::fabs(drawn.data_as<float>()[i] - half.data_as<float>()[i]);
+  }
+  EXPECT_GT(moved, 1e-3) << "the drawn gate is not 1/2 everywhere";
+}
+
 TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
   spec::Diagnostics d;
   auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);

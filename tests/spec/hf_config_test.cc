@@ -347,6 +347,45 @@ TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
   }
 }
 
+// Qwen2-MoE: Qwen's sparse layers with one sigmoid-gated shared expert; absent keys take
+// Qwen2MoeConfig's defaults.
+TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
+  nlohmann::json c = {{"model_type", "qwen2_moe"},        {"hidden_size", 64},           {"num_hidden_layers", 4},
+                      {"num_attention_heads", 4},         {"num_key_value_heads", 2},    {"intermediate_size", 128},
+                      {"vocab_size", 300},                {"num_experts", 8},            {"num_experts_per_tok", 2},
+                      {"moe_intermediate_size", 32},      {"shared_expert_intermediate_size", 96},
+                      {"decoder_sparse_step", 2},         {"norm_topk_prob", false}};
+  const spec::HfImport imp = spec::hf_config_import(c, "qwen2_moe/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_EQ(a.moe.num_experts, 8);
+  EXPECT_EQ(a.moe.experts_per_token, 2);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 32);
+  EXPECT_FALSE(a.moe.renormalize);
+  EXPECT_EQ(a.moe.shared_experts, 1);
+  EXPECT_EQ(a.moe.shared_intermediate_size, 96);
+  EXPECT_TRUE(a.moe.shared_expert_gate);
+  EXPECT_EQ(a.moe.dense_layers, (std::vector<int64_t>{0, 2})) << "(layer + 1) % decoder_sparse_step != 0 is dense";
+  TempSpecs tmp;
+  EXPECT_TRUE(write_and_load(imp, tmp, "qwen2-moe.yaml").moe.shared_expert_gate);
+  for (const char* k : {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
+    c.erase(k);
+  c["intermediate_size"] = 5632;
+  const Architecture d = spec::hf_config_import(c, "qwen2_moe/config.json").arch;
+  EXPECT_EQ(d.moe.num_experts, 60);
+  EXPECT_EQ(d.moe.experts_per_token, 4);
+  EXPECT_EQ(d.moe.moe_intermediate_size, 1408);
+  EXPECT_EQ(d.moe.shared_intermediate_size, 5632);
+  c["use_sliding_window"] = true;
+  try {
+    spec::hf_config_import(c, "qwen2_moe/config.json");
+    ADD_FAILURE() << "a sliding Qwen2-MoE was imported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use_sliding_window"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

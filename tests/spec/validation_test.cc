@@ -147,6 +147,11 @@ const std::vector<Case>& cases() {
        "norm.residual_multiplier", "out of range", "residual_multiplier:"},
       {"NormBiasNeedsLayerNorm", [](std::string t) { return insert_after(t, "eps:", "  bias: false\n"); },
        "norm.bias", "applies only to norm.kind layernorm", "bias:"},
+      {"SharedExpertGateWithoutSharedExperts",
+       [](std::string t) {
+         return t + "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, shared_expert_gate: true}\n";
+       },
+       "moe.shared_expert_gate", "moe.shared_experts is 0", "moe:"},
       {"UnknownNormPlacementListsTheChoices",
        [](std::string t) { return insert_after(t, "eps:", "  placement: parallel_residual\n"); }, "norm.placement",
        "parallel_shared", "placement:"},

@@ -110,6 +110,8 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
     }
     if (a.moe.shared_experts > 0 && a.moe.shared_intermediate_size <= 0)
       err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
+    if (a.moe.shared_expert_gate && a.moe.shared_experts == 0)
+      err("moe.shared_expert_gate", "gates the shared experts, and moe.shared_experts is 0");
   }
 }
 

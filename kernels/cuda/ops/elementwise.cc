@@ -1,5 +1,6 @@
 // CUDA baselines of the ops of kernels/ops/elementwise.cc: add (out, a, b), scale and
-// softcap (x in place; factor / cap), argmax (int64 ids, input [tokens, vocab]); each
+// softcap (x in place; factor / cap), sigmoid_gate (x [tokens, hidden] in place, gate
+// [tokens, 1]), argmax (int64 ids, input [tokens, vocab]); each
 // unpacks its call for a launcher in elementwise.cu.
 #include "kernels/cuda/ops/cuda_ops.h"
 #include "kernels/cuda/ops/elementwise_launch.h"
@@ -48,6 +49,17 @@ void impl_argmax(kernels::OpRegistry& reg) {
                 }});
 }
 
+void impl_sigmoid_gate(kernels::OpRegistry& reg) {
+  reg.add_impl({"sigmoid_gate", "cuda", DeviceKind::kCuda,
+                [](const kernels::OpCall& c) { return float_arg_supported(c, 0) && c.arg(0).dim() == 2; },
+                [](const kernels::OpCall& c) {
+                  const Tensor& x = c.arg(0);
+                  host::check_launch(launch::sigmoid_gate(x.data(), c.arg(1).data(), host::elem(x, "sigmoid_gate"),
+                                                          x.size(0), x.size(1), current_stream()),
+                                     "sigmoid_gate");
+                }});
+}
+
 }  // namespace
 
 void register_cuda_elementwise(kernels::OpRegistry& reg) {
@@ -55,6 +67,7 @@ void register_cuda_elementwise(kernels::OpRegistry& reg) {
   impl_in_place(reg, "scale", launch::scale);
   impl_in_place(reg, "softcap", launch::softcap);
   impl_argmax(reg);
+  impl_sigmoid_gate(reg);
 }
 
 }  // namespace fk::cuda

@@ -1,4 +1,6 @@
-// CUDA baselines of the small elementwise ops (add, scale, softcap) and argmax.
+// CUDA baselines of the small elementwise ops (add, scale, softcap, sigmoid_gate) and
+// argmax. sigmoid_gate: a grid-stride loop over elements, each scaled by the sigmoid of
+// its row's gate (read through the cache: one value per row).
 // add/scale/softcap: grid-stride loops over 16-byte packs when every pointer is
 // 16-byte aligned, the tail (n mod pack) by element; each thread reads and writes the
 // same positions, so in-place calls are safe. argmax: one block per row, each thread
@@ -50,6 +52,15 @@ __global__ void map_kernel(T* x, int64_t n, F f) {
     reinterpret_cast<P*>(x)[p] = v;
   }
   for (int64_t i = packs * N + start; i < n; i += stride) x[i] = dev::from_f32<T>(f(dev::to_f32(x[i])));
+}
+
+template <typename T>
+__global__ void sigmoid_gate_kernel(T* __restrict__ x, const T* __restrict__ gate, int64_t n, int64_t hidden) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float g = dev::to_f32(__ldg(gate + i / hidden));
+    x[i] = dev::from_f32<T>(dev::to_f32(x[i]) / (1.0f + __expf(-g)));
+  }
 }
 
 template <typename T, int N>
@@ -107,6 +118,17 @@ struct Map {
 };
 
 template <typename T>
+struct SigmoidGate {
+  static cudaError_t run(void* x, const void* gate, int64_t tokens, int64_t hidden, cudaStream_t stream) {
+    const int64_t n = tokens * hidden;
+    if (n <= 0) return cudaSuccess;
+    sigmoid_gate_kernel<T><<<dev::grid_blocks(n, kThreads), kThreads, 0, stream>>>(
+        static_cast<T*>(x), static_cast<const T*>(gate), n, hidden);
+    return cudaGetLastError();
+  }
+};
+
+template <typename T>
 struct Argmax {
   static cudaError_t run(int64_t* ids, const void* x, int64_t rows, int64_t vocab, cudaStream_t stream) {
     if (rows <= 0) return cudaSuccess;
@@ -133,6 +155,11 @@ cudaError_t launch::scale(void* x, Elem elem, int64_t n, float factor, cudaStrea
 
 cudaError_t launch::softcap(void* x, Elem elem, int64_t n, float cap, cudaStream_t stream) {
   return FK_CUDA_DISPATCH_ELEM(elem, Map, x, n, SoftcapOp{cap}, stream);
+}
+
+cudaError_t launch::sigmoid_gate(void* x, const void* gate, Elem elem, int64_t tokens, int64_t hidden,
+                                 cudaStream_t stream) {
+  return FK_CUDA_DISPATCH_ELEM(elem, SigmoidGate, x, gate, tokens, hidden, stream);
 }
 
 cudaError_t launch::argmax(int64_t* ids, const void* x, Elem elem, int64_t tokens, int64_t vocab,

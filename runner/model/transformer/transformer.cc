@@ -198,6 +198,10 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
     Tensor act = rt_.empty(dtype_, {rows, up.size(1) / 2});
     rt_.run(act_and_mul_op(a_.mlp.activation), "moe.shared_act", call({act, up}));
     Tensor shared = linear(act, w.shared_down_w, Tensor(), "moe.shared_down_proj");
+    if (w.shared_gate_w.defined()) {  // a TP partial sum times the same gate on every rank: still a partial sum
+      const Tensor gate = linear(x, w.shared_gate_w, Tensor(), "moe.shared_expert_gate");
+      rt_.run("sigmoid_gate", "moe.shared_gate", call({shared, gate}));
+    }
     rt_.run("add", "moe.shared_add", call({out, out, shared}));
   }
   rt_.all_reduce(comms_.tp, out, "tp.moe_out");

@@ -134,6 +134,7 @@ struct Gen {
       w.shared_up_w = make(plan_concat_rows({rows(layer_name(l, "mlp.shared_expert.gate_proj.weight"), is, s0, isl, h),
                                         rows(layer_name(l, "mlp.shared_expert.up_proj.weight"), is, s0, isl, h)}));
       w.shared_down_w = make(cols(layer_name(l, "mlp.shared_expert.down_proj.weight"), is, s0, isl));
+      if (a.moe.shared_expert_gate) w.shared_gate_w = make(rows(layer_name(l, "mlp.shared_expert_gate.weight"), 1, 0, 1, h));
     }
   }
 
@@ -219,7 +220,7 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
              {"mlp_norm_w", &l.mlp_norm_w}, {"mlp_norm_b", &l.mlp_norm_b}, {"post_attn_norm_w", &l.post_attn_norm_w},
              {"post_mlp_norm_w", &l.post_mlp_norm_w}, {"up_w", &l.up_w}, {"up_b", &l.up_b}, {"down_w", &l.down_w},
              {"down_b", &l.down_b}, {"router_w", &l.router_w}, {"w13", &l.w13}, {"w2", &l.w2},
-             {"shared_up_w", &l.shared_up_w}, {"shared_down_w", &l.shared_down_w}})
+             {"shared_up_w", &l.shared_up_w}, {"shared_down_w", &l.shared_down_w}, {"shared_gate_w", &l.shared_gate_w}})
       out.emplace_back(p + name, t);
   }
   return out;

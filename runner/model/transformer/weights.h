@@ -36,6 +36,7 @@ struct LayerWeights {
   // MoE: router [E, H], experts w13 [E, 2 Im_l, H], w2 [E, H, Im_l]; shared experts as a
   // dense gated MLP of width S * Is (shared_up_w [2 S Is_l, H], shared_down_w [H, S Is_l]).
   Tensor router_w, w13, w2, shared_up_w, shared_down_w;
+  Tensor shared_gate_w;  // [1, H], replicated: the shared experts' sigmoid gate (Qwen2-MoE)
 };
 
 // The transformer family's weights.
