@@ -41,6 +41,7 @@ std::string_view norm_placement_name(NormPlacement p) {
     case NormPlacement::kPre: return "pre";
     case NormPlacement::kPost: return "post";
     case NormPlacement::kSandwich: return "sandwich";
+    case NormPlacement::kPostBranch: return "post_branch";
     case NormPlacement::kParallel: return "parallel";
     case NormPlacement::kParallelShared: return "parallel_shared";
   }

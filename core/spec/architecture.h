@@ -22,8 +22,9 @@ enum class NormKind { kRmsNorm, kLayerNorm };
 // pre: x + f(norm(x)). post (BERT): norm(x + f(x)). sandwich (Gemma 2/3):
 // x + post_norm(f(pre_norm(x))). parallel (GPT-NeoX): attention and MLP read the same
 // layer input, x + attn(norm_1(x)) + mlp(norm_2(x)); parallel_shared (Phi, GPT-J,
-// Falcon): one norm for both, x + attn(norm(x)) + mlp(norm(x)).
-enum class NormPlacement { kPre, kPost, kSandwich, kParallel, kParallelShared };
+// Falcon): one norm for both, x + attn(norm(x)) + mlp(norm(x)). post_branch (OLMo 2's
+// reordered norm): each branch's output is normalised, x + norm(f(x)).
+enum class NormPlacement { kPre, kPost, kSandwich, kParallel, kParallelShared, kPostBranch };
 enum class Activation { kSilu, kGelu, kGeluTanh, kRelu };
 enum class LayerType { kFull, kSliding };
 enum class PositionKind { kRope, kLearned, kNone };
@@ -41,6 +42,9 @@ struct AttentionSpec {
   std::vector<LayerType> layer_types;
   std::optional<double> logit_softcap;          // tanh soft-capping of scores (Gemma 2)
   bool qk_norm = false;                         // RMSNorm over each q/k head (Qwen3, Gemma 3)
+  // With qk_norm: one RMSNorm over all of a token's q heads together (and one over its k
+  // heads), weights of num_heads x head_dim (OLMo 2), not one per head.
+  bool qk_norm_full = false;
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
   std::optional<double> scale;                  // the softmax scale itself (Granite attention_multiplier)
   bool operator==(const AttentionSpec&) const = default;

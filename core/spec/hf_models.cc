@@ -26,6 +26,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"olmo2", "Olmo2Config", "olmo", fill_olmo2},
       {"opt", "OPTConfig", "opt", fill_opt},
       {"phi", "PhiConfig", "phi", fill_phi},
       {"phi3", "Phi3Config", "phi3", fill_phi3},
@@ -130,6 +131,22 @@ void fill_granite(ConfigReader& r, Architecture& a) {
     a.norm.residual_multiplier = m;
   if (const double d = r.number_or("logits_scaling", 1.0, RealRange{0.0, 1e6, true}); d != 1.0)
     a.head.logit_scale = 1.0 / d;
+}
+
+// OLMo 2 (Olmo2ForCausalLM): Llama's layers with the norms moved onto the branch
+// outputs (x + norm(attn(x)), x + norm(mlp(x)); no input norm) and q / k each
+// normalised over all of a token's heads by one RMSNorm before rope.
+void fill_olmo2(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 2048, .rms_norm_eps = 1e-5, .vocab_size = 50304});
+  attention_bias_all(r, a);
+  r.ignore({"is_decoder", "pretraining_tp"});
+  if (const Json* clip = r.get("clip_qkv"); clip != nullptr && !clip->is_null())
+    r.fail_value("clip_qkv", *clip, "null (clamping q, k and v is not supported)");
+  a.norm.placement = NormPlacement::kPostBranch;
+  a.attention.qk_norm = true;
+  a.attention.qk_norm_full = true;  // Olmo2Attention: q_norm over num_heads x head_dim
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
 }
 
 void fill_mistral(ConfigReader& r, Architecture& a) {

@@ -117,5 +117,6 @@ void fill_gptj(ConfigReader& r, Architecture& a);
 void fill_granite(ConfigReader& r, Architecture& a);
 void fill_cohere(ConfigReader& r, Architecture& a);
 void fill_qwen2_moe(ConfigReader& r, Architecture& a);
+void fill_olmo2(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

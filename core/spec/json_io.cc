@@ -179,6 +179,7 @@ Json to_json(const Architecture& a) {
   // architectures without them stays what it was before these fields existed.
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
   if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
+  if (a.attention.qk_norm_full) j["attention"]["qk_norm_full"] = true;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
   if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
@@ -225,13 +226,15 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
         enum_from(lt.at(i), {LayerType::kFull, LayerType::kSliding}, layer_type_name));
   a.attention.logit_softcap = opt_f64(at, "logit_softcap");
   a.attention.qk_norm = at.at("qk_norm").boolean();
+  a.attention.qk_norm_full = at.has("qk_norm_full") && at.at("qk_norm_full").boolean();
   a.attention.query_pre_attn_scalar = opt_f64(at, "query_pre_attn_scalar");
   a.attention.scale = opt_f64(at, "scale");
   const JsonIn n = in.at("norm");
   a.norm.kind = enum_from(n.at("kind"), {NormKind::kRmsNorm, NormKind::kLayerNorm}, norm_kind_name);
   a.norm.eps = n.at("eps").f64();
   a.norm.placement = enum_from(n.at("placement"),
-                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich, NormPlacement::kParallel,
+                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich, NormPlacement::kPostBranch,
+                                NormPlacement::kParallel,
                                 NormPlacement::kParallelShared},
                                norm_placement_name);
   a.norm.weight_offset = n.at("weight_offset").f64();

@@ -386,6 +386,31 @@ TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
   }
 }
 
+// OLMo 2: the norms on the branch outputs, q / k normalised over all heads at once.
+TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
+  nlohmann::json c = {{"model_type", "olmo2"},        {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},     {"intermediate_size", 128}, {"vocab_size", 300},
+                      {"rms_norm_eps", 1e-6},         {"rope_theta", 500000.0}};
+  const spec::HfImport imp = spec::hf_config_import(c, "olmo2/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPostBranch);
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kRmsNorm);
+  EXPECT_TRUE(a.attention.qk_norm);
+  EXPECT_TRUE(a.attention.qk_norm_full);
+  EXPECT_EQ(a.num_key_value_heads, 4) << "Olmo2Config: kv heads default to the heads";
+  EXPECT_FALSE(a.attention.qkv_bias);
+  TempSpecs tmp;
+  const Architecture back = write_and_load(imp, tmp, "olmo2.yaml");
+  EXPECT_TRUE(back.attention.qk_norm_full);
+  c["clip_qkv"] = 8.0;
+  try {
+    spec::hf_config_import(c, "olmo2/config.json");
+    ADD_FAILURE() << "clip_qkv was imported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("clip_qkv"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

@@ -152,6 +152,13 @@ const std::vector<Case>& cases() {
          return t + "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, shared_expert_gate: true}\n";
        },
        "moe.shared_expert_gate", "moe.shared_experts is 0", "moe:"},
+      {"QkNormFullNeedsQkNorm", [](std::string t) { return insert_after(t, "causal:", "  qk_norm_full: true\n"); },
+       "attention.qk_norm_full", "attention.qk_norm is false", "qk_norm_full:"},
+      {"PostBranchNeedsRmsNorm",
+       [](std::string t) {
+         return insert_after(replace_line(t, "kind: rmsnorm", "kind: layernorm"), "eps:", "  placement: post_branch\n");
+       },
+       "norm.placement", "post_branch is supported with norm.kind rmsnorm", "placement:"},
       {"UnknownNormPlacementListsTheChoices",
        [](std::string t) { return insert_after(t, "eps:", "  placement: parallel_residual\n"); }, "norm.placement",
        "parallel_shared", "placement:"},

@@ -73,6 +73,10 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
       static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
     err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
                                              a.attention.layer_types.size(), a.num_hidden_layers));
+  if (a.attention.qk_norm_full && !a.attention.qk_norm)
+    err("attention.qk_norm_full", "says how q and k are normalised, and attention.qk_norm is false");
+  if (a.norm.placement == NormPlacement::kPostBranch && a.norm.kind != NormKind::kRmsNorm)
+    err("norm.placement", "post_branch is supported with norm.kind rmsnorm (OLMo 2)");
   if (a.attention.scale && a.attention.query_pre_attn_scalar)
     err("attention.scale", "and attention.query_pre_attn_scalar both set the softmax scale; give one");
   if (a.embedding.multiplier && a.embedding.scale_by_sqrt_hidden)

@@ -76,7 +76,8 @@ void Transformer::reset() {
 
 
 bool Transformer::uses_residual_stream() const {
-  return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost && !placement_parallel();
+  return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost &&
+         a_.norm.placement != NormPlacement::kPostBranch && !placement_parallel();
 }
 
 Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
@@ -140,7 +141,16 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
   rt_.copy_rows(q, qkv.slice(1, 0, hq * d));
   rt_.copy_rows(k, qkv.slice(1, hq * d, hk * d));
   rt_.copy_rows(v, qkv.slice(1, (hq + hk) * d, hk * d));
-  if (a_.attention.qk_norm) {
+  if (a_.attention.qk_norm && a_.attention.qk_norm_full) {
+    q = full_width_norm(q, w.q_norm, hq, a_.num_attention_heads, [&](int64_t r) { return r * hq; }, "attn.q_norm");
+    k = full_width_norm(k, w.k_norm, hk, a_.num_key_value_heads,
+                        [&](int64_t r) {
+                          Placement other = pl_;
+                          other.tp_rank = r;
+                          return other.kv_head_begin(a_);
+                        },
+                        "attn.k_norm");
+  } else if (a_.attention.qk_norm) {
     Tensor qn = rt_.empty(dtype_, {rows * hq, d}), kn = rt_.empty(dtype_, {rows * hk, d});
     rt_.run("rms_norm", "attn.q_norm", call({qn, q.reshape({rows * hq, d}), w.q_norm}, {a_.norm.eps}));
     rt_.run("rms_norm", "attn.k_norm", call({kn, k.reshape({rows * hk, d}), w.k_norm}, {a_.norm.eps}));
@@ -166,6 +176,25 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
                 a_.attention.causal ? 1.0 : 0.0, window, a_.attention.logit_softcap.value_or(0.0)}));
   Tensor out = linear(o.reshape({rows, hq * d}), w.o_w, pl_.tp_rank == 0 ? w.o_b : Tensor(), "attn.o_proj");
   rt_.all_reduce(comms_.tp, out, "tp.attn_out");
+  return out;
+}
+
+// OLMo 2's q/k norm: one RMSNorm over all `heads` heads of a token, of which this rank
+// holds `local` (those from head_begin(tp_rank) on). With TP the ranks' blocks are
+// all-gathered into the full width, normalised there and this rank's block taken back,
+// as vLLM's Olmo2Attention does; replicated kv heads are written once per holder.
+Tensor Transformer::full_width_norm(const Tensor& x, const Tensor& weight, int64_t local, int64_t heads,
+                                    const std::function<int64_t(int64_t)>& head_begin, const std::string& role) {
+  const int64_t rows = x.size(0), d = a_.head_dim;
+  if (pl_.tp == 1) return norm(x, weight, Tensor(), role);
+  Tensor gathered = rt_.empty(dtype_, {pl_.tp, rows, local * d});
+  rt_.all_gather(comms_.tp, x, gathered, "tp." + role.substr(role.find('.') + 1) + "_gather");
+  Tensor full = rt_.empty(dtype_, {rows, heads * d});
+  for (int64_t r = 0; r < pl_.tp; ++r)
+    rt_.copy_rows(full.slice(1, head_begin(r) * d, local * d), gathered.slice(0, r, 1).reshape({rows, local * d}));
+  const Tensor normed = norm(full, weight, Tensor(), role);
+  Tensor out = rt_.empty(dtype_, {rows, local * d});
+  rt_.copy_rows(out, normed.slice(1, head_begin(pl_.tp_rank) * d, local * d));
   return out;
 }
 
@@ -230,6 +259,10 @@ void Transformer::block(const Block& b, Stream& s) {
     s.h = b.run(s.h);
     if (placement == NormPlacement::kSandwich) s.h = norm(s.h, *b.post_norm_w, Tensor(), role + ".post_norm");
     scale_branch(s.h, role);
+  } else if (placement == NormPlacement::kPostBranch) {  // OLMo 2: x + norm(f(x))
+    const Tensor f = norm(b.run(s.h), *b.post_norm_w, Tensor(), role + ".post_norm");
+    scale_branch(f, role);
+    rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else if (placement == NormPlacement::kPre) {
     const Tensor f = b.run(norm(s.h, *b.norm_w, *b.norm_b, role + ".norm"));
     scale_branch(f, role);

@@ -79,6 +79,8 @@ class Transformer final : public Model {
   Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                    int64_t q_len, int64_t q_start);
   Tensor mlp(const LayerWeights& w, const Tensor& x);
+  Tensor full_width_norm(const Tensor& x, const Tensor& weight, int64_t local, int64_t heads,
+                         const std::function<int64_t(int64_t)>& head_begin, const std::string& role);
   Tensor moe(const LayerWeights& w, const Tensor& x);
   void head(Stream& s, const MicroBatch& mb);
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);

@@ -70,16 +70,23 @@ struct Gen {
                                      bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)}));
     w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
     if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
-    if (a.attention.qk_norm) {
-      w.q_norm = make(norm(layer_name(l, "self_attn.q_norm.weight"), d));
-      w.k_norm = make(norm(layer_name(l, "self_attn.k_norm.weight"), d));
+    if (a.attention.qk_norm) {  // per head [d], or over all heads (OLMo 2), replicated on every rank
+      const bool full = a.attention.qk_norm_full;
+      w.q_norm = make(norm(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
+      w.k_norm = make(norm(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
     }
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
     // parallel_shared ones have the input norm alone.
     const bool mlp_norm = a.norm.placement != spec::NormPlacement::kParallelShared;
-    w.attn_norm_w = make(norm(layer_name(l, "input_layernorm.weight")));
-    if (mlp_norm) w.mlp_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
+    if (a.norm.placement == spec::NormPlacement::kPostBranch) {
+      // OLMo 2: the branches' outputs are normalised, and no input norm exists.
+      w.post_attn_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
+      w.post_mlp_norm_w = make(norm(layer_name(l, "post_feedforward_layernorm.weight")));
+    } else {
+      w.attn_norm_w = make(norm(layer_name(l, "input_layernorm.weight")));
+      if (mlp_norm) w.mlp_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
+    }
     if (ln) {
       w.attn_norm_b = make(norm_bias(layer_name(l, "input_layernorm.bias")));
       if (mlp_norm) w.mlp_norm_b = make(norm_bias(layer_name(l, "post_attention_layernorm.bias")));
