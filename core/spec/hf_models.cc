@@ -34,6 +34,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
       {"qwen2_moe", "Qwen2MoeConfig", "qwen2", fill_qwen2_moe},
       {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
+      {"stablelm", "StableLmConfig", "stablelm", fill_stablelm},
       {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
   };
   return kImporters;

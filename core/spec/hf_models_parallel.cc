@@ -149,6 +149,36 @@ void fill_gptj(ConfigReader& r, Architecture& a) {
   r.ignore({"is_decoder"});
 }
 
+// StableLM (StableLmForCausalLM): LayerNorm with bias, a gated SiLU MLP without bias,
+// rope on the first partial_rotary_factor (default 0.25) of each head, q/k/v bias from
+// use_qkv_bias; use_parallel_residual makes the one input_layernorm feed attention and
+// MLP side by side (StableLmDecoderLayer then has no post_attention_layernorm).
+void fill_stablelm(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 4096,
+                     .rms_norm_eps = 1e-5,
+                     .vocab_size = 50304,
+                     .norm_eps_key = "layer_norm_eps"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  a.norm.kind = NormKind::kLayerNorm;
+  a.norm.placement =
+      r.boolean_or("use_parallel_residual", false) ? NormPlacement::kParallelShared : NormPlacement::kPre;
+  a.attention.qkv_bias = r.boolean_or("use_qkv_bias", false);
+  a.attention.out_bias = false;
+  if (r.boolean_or("qk_layernorm", false))
+    r.fail("qk_layernorm", "found true, expected false (per-head LayerNorm of q and k is not supported)");
+  set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
+                    std::nullopt, "sliding_window");
+  const bool rope_partial = rope_gives_partial(r);
+  RopeRead rope = read_rope(r, 10000.0);
+  if (!rope_partial) {
+    rope.partial_rotary_factor = 0.25;  // StableLmConfig's partial_rotary_factor
+    r.note_default("partial_rotary_factor", "0.25");
+  }
+  apply_rope(r, a, rope, std::nullopt, true);
+  r.ignore({"is_decoder"});
+}
+
 void fill_cohere(ConfigReader& r, Architecture& a) {
   read_decoder_core(r, a,
                     {.max_position_embeddings = 8192,

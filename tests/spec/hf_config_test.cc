@@ -411,6 +411,27 @@ TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
   }
 }
 
+// StableLM: LayerNorm with bias, partial rope (default 0.25), optional parallel layer.
+TEST(HfImportStableLm, LayerNormPartialRopeAndParallelResidual) {
+  nlohmann::json c = {{"model_type", "stablelm"},  {"hidden_size", 64},   {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"intermediate_size", 128},
+                      {"vocab_size", 300},         {"use_qkv_bias", true}};
+  const Architecture a = spec::hf_config_import(c, "stablelm/config.json").arch;
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_TRUE(a.norm.bias);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPre);
+  EXPECT_EQ(a.position.partial_rotary_factor, 0.25);
+  EXPECT_EQ(a.rotary_dim(), 4);
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_TRUE(a.mlp.gated);
+  c["use_parallel_residual"] = true;
+  EXPECT_EQ(spec::hf_config_import(c, "stablelm/config.json").arch.norm.placement,
+            spec::NormPlacement::kParallelShared);
+  c["qk_layernorm"] = true;
+  EXPECT_THROW(spec::hf_config_import(c, "stablelm/config.json"), Error);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

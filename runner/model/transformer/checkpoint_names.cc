@@ -209,13 +209,14 @@ TensorRef gptj(const std::string& canonical, const Architecture&) {
 
 std::vector<std::string> hf_supported_model_types() {
   return {"llama", "mistral", "qwen2", "qwen3",      "qwen3_moe", "mixtral", "gemma", "gemma2", "gemma3_text",
-          "phi3",  "bert",    "gpt2",  "starcoder2", "opt",       "gpt_neox", "phi",   "gptj",  "granite", "cohere", "qwen2_moe", "olmo2"};
+          "phi3",  "bert",    "gpt2",  "starcoder2", "opt",       "gpt_neox", "phi",   "gptj",  "granite", "cohere", "qwen2_moe", "olmo2", "stablelm"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3" ||
       model_type == "qwen3_moe" || model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text" ||
-      model_type == "granite" || model_type == "cohere" || model_type == "qwen2_moe" || model_type == "olmo2")
+      model_type == "granite" || model_type == "cohere" || model_type == "qwen2_moe" || model_type == "olmo2" ||
+      model_type == "stablelm")
     return {model_type, {""}, same};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};
