@@ -50,6 +50,18 @@ std::optional<double> number_if(ConfigReader& r, const char* key) {
   return r.number(key);
 }
 
+// Rope on the first part of each head: rope_parameters / partial_rotary_factor when
+// the config gives a fraction, else the config class's `default_fraction`.
+void partial_rope(ConfigReader& r, Architecture& a, double default_fraction) {
+  const bool given = rope_gives_partial(r);
+  RopeRead rope = read_rope(r, 10000.0);
+  if (!given) {
+    rope.partial_rotary_factor = default_fraction;
+    r.note_default("partial_rotary_factor", yaml_float_text(default_fraction));
+  }
+  apply_rope(r, a, rope, std::nullopt, true);
+}
+
 }  // namespace
 
 void fill_gpt_neox(ConfigReader& r, Architecture& a) {
@@ -104,13 +116,7 @@ void fill_phi(ConfigReader& r, Architecture& a) {
   a.norm.placement = NormPlacement::kParallelShared;  // PhiDecoderLayer: one input_layernorm
   parallel_common(r, a);
   a.head.bias = true;  // PhiForCausalLM: lm_head has a bias
-  const bool rope_partial = rope_gives_partial(r);
-  RopeRead rope = read_rope(r, 10000.0);
-  if (!rope_partial) {
-    rope.partial_rotary_factor = 0.5;  // PhiConfig's partial_rotary_factor
-    r.note_default("partial_rotary_factor", "0.5");
-  }
-  apply_rope(r, a, rope, std::nullopt, true);
+  partial_rope(r, a, 0.5);  // PhiConfig's partial_rotary_factor
   r.ignore({"is_decoder"});
 }
 
@@ -169,13 +175,7 @@ void fill_stablelm(ConfigReader& r, Architecture& a) {
     r.fail("qk_layernorm", "found true, expected false (per-head LayerNorm of q and k is not supported)");
   set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
                     std::nullopt, "sliding_window");
-  const bool rope_partial = rope_gives_partial(r);
-  RopeRead rope = read_rope(r, 10000.0);
-  if (!rope_partial) {
-    rope.partial_rotary_factor = 0.25;  // StableLmConfig's partial_rotary_factor
-    r.note_default("partial_rotary_factor", "0.25");
-  }
-  apply_rope(r, a, rope, std::nullopt, true);
+  partial_rope(r, a, 0.25);  // StableLmConfig's partial_rotary_factor
   r.ignore({"is_decoder"});
 }
 

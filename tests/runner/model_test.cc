@@ -31,6 +31,42 @@ using test_support::tiny_stage;
 // Element (r, c) of a 2-D fp32 tensor.
 float at(const Tensor& t, int64_t r, int64_t c) { return t.data_as<float>()[r * t.size(1) + c]; }
 
+// An fp32 prefill of `batch` sequences of `seq` tokens, and token ids below 500.
+spec::Workload fp32_prefill(int64_t batch, int64_t seq) {
+  spec::Workload w;
+  w.name = "w";
+  w.batch = batch;
+  w.seq_len = seq;
+  w.decode_steps = 0;
+  w.dtype = DType::kF32;
+  return w;
+}
+
+Tensor token_ids(int64_t batch, int64_t seq, int64_t mult, int64_t add) {
+  Tensor ids = Tensor::empty(DType::kI64, {batch, seq});
+  for (int64_t i = 0; i < batch * seq; ++i) ids.data_as<int64_t>()[i] = (mult * i + add) % 500;
+  return ids;
+}
+
+// The logits of one prefill step of `a` with `weights` on one CPU rank.
+Tensor cpu_logits(const spec::Architecture& a, const spec::Workload& w, const ModelWeights& weights,
+                  const Tensor& ids) {
+  static const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+  const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
+  return m->step(ids, w.seq_len, 0);
+}
+
+double rel_l2(const Tensor& x, const Tensor& y) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double d = x.data_as<float>()[i] - y.data_as<float>()[i];
+    num += d * d;
+    den += static_cast<double>(y.data_as<float>()[i]) * y.data_as<float>()[i];
+  }
+  return std::sqrt(num / den);
+}
+
 TEST(Weights, TensorParallelShardsAreSlicesOfTheFullModel) {
   const spec::Architecture a = tiny("llama-3.1-8b");  // 8 heads, 2 kv heads, head_dim 16
   Placement one;
@@ -108,20 +144,12 @@ TEST(Weights, VocabBlocksArePaddedAndPipelineStagesHoldTheirLayers) {
 // exact in fp32), a bias adds its own element to every row (its values are the
 // lm_head.bias the weights hold, zero past the vocabulary).
 TEST(LmHead, LogitScaleMultipliesAndBiasAddsItsVector) {
-  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 2;
-  w.seq_len = 5;
-  w.dtype = DType::kF32;
-  Tensor ids = Tensor::empty(DType::kI64, {2, 5});
-  for (int64_t i = 0; i < 10; ++i) ids.data_as<int64_t>()[i] = (13 * i + 4) % 500;
+  const spec::Workload w = fp32_prefill(2, 5);
+  const Tensor ids = token_ids(2, 5, 13, 4);
   auto logits = [&](const spec::Architecture& a, ModelWeights* out) {
     const ModelWeights weights = ModelWeights::generate(a, Placement{}, 3);
     if (out != nullptr) *out = weights;
-    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
-    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
-    return m->step(ids, w.seq_len, 0);
+    return cpu_logits(a, w, weights, ids);
   };
   const spec::Architecture plain = tiny("llama-3.1-8b");
   const Tensor base = logits(plain, nullptr);
@@ -152,32 +180,12 @@ TEST(LmHead, LogitScaleMultipliesAndBiasAddsItsVector) {
 // as they were, while either alone changes them; and attention.scale = s is the scale
 // that query_pre_attn_scalar = 1/s^2 gives.
 TEST(Multipliers, EmbeddingAndResidualMultipliersScaleTheStreamAndAttentionScaleIsTheScale) {
-  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 2;
-  w.seq_len = 6;
-  w.decode_steps = 0;
-  w.dtype = DType::kF32;
-  Tensor ids = Tensor::empty(DType::kI64, {2, 6});
-  for (int64_t i = 0; i < 12; ++i) ids.data_as<int64_t>()[i] = (29 * i + 7) % 500;
+  const spec::Workload w = fp32_prefill(2, 6);
+  const Tensor ids = token_ids(2, 6, 29, 7);
   spec::Architecture plain = tiny("llama-3.1-8b");
   plain.norm.eps = 1e-12;
   const ModelWeights weights = ModelWeights::generate(plain, Placement{}, 5);
-  auto logits = [&](const spec::Architecture& a) {
-    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
-    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
-    return m->step(ids, w.seq_len, 0);
-  };
-  auto rel_l2 = [](const Tensor& x, const Tensor& y) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const double d = x.data_as<float>()[i] - y.data_as<float>()[i];
-      num += d * d;
-      den += static_cast<double>(y.data_as<float>()[i]) * y.data_as<float>()[i];
-    }
-    return std::sqrt(num / den);
-  };
+  auto logits = [&](const spec::Architecture& a) { return cpu_logits(a, w, weights, ids); };
   const Tensor base = logits(plain);
   spec::Architecture emb = plain;
   emb.embedding.multiplier = 4.0;
@@ -220,26 +228,15 @@ TEST(Weights, LayerNormWithoutBiasHasAZeroOne) {
 // With g = 0 the gate is exactly 1/2, so the model equals the ungated one whose shared
 // down projection is halved (a power of two: exact in fp32).
 TEST(Moe, SharedExpertGateScalesTheSharedOutputBySigmoid) {
-  const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 2;
-  w.seq_len = 5;
-  w.decode_steps = 0;
-  w.dtype = DType::kF32;
-  Tensor ids = Tensor::empty(DType::kI64, {2, 5});
-  for (int64_t i = 0; i < 10; ++i) ids.data_as<int64_t>()[i] = (31 * i + 3) % 500;
+  const spec::Workload w = fp32_prefill(2, 5);
+  const Tensor ids = token_ids(2, 5, 31, 3);
   spec::Architecture gated = tiny("mixtral-8x7b");
   gated.moe.shared_experts = 1;
   gated.moe.shared_intermediate_size = 32;
   gated.moe.shared_expert_gate = true;
   spec::Architecture plain = gated;
   plain.moe.shared_expert_gate = false;
-  auto logits = [&](const spec::Architecture& a, const ModelWeights& weights) {
-    Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *cpu);
-    const std::unique_ptr<Model> m = build_model({a, w, Placement{}, {}, weights, rt});
-    return m->step(ids, w.seq_len, 0);
-  };
+  auto logits = [&](const spec::Architecture& a, const ModelWeights& weights) { return cpu_logits(a, w, weights, ids); };
   ModelWeights wg = ModelWeights::generate(gated, Placement{}, 9);
   ModelWeights wp = ModelWeights::generate(plain, Placement{}, 9);
   ASSERT_TRUE(wg.layers.at(0).shared_gate_w.defined());

@@ -267,6 +267,16 @@ TEST(HfImport5x, Gpt2InnerDefaultsToFourTimesHidden) {
   EXPECT_NE(a.source.find("n_inner=4 x n_embd (128)"), std::string::npos) << a.source;
 }
 
+// The message of importing `c`, "" when it imports.
+std::string import_error(const nlohmann::json& c) {
+  try {
+    spec::hf_config_import(c, "config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Granite's muP multipliers, each onto its own spec field (the values are a test's, not
 // a published model's).
 TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
@@ -301,12 +311,7 @@ TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
   EXPECT_FALSE(spec::to_json(d)["norm"].contains("residual_multiplier")) << "unset fields stay out of job files";
 
   c["residual_multiplier"] = 0;
-  try {
-    spec::hf_config_import(c, "granite/config.json");
-    ADD_FAILURE() << "a residual_multiplier of 0 was imported";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("residual_multiplier"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(import_error(c).find("residual_multiplier"), std::string::npos) << "a residual_multiplier of 0 was imported: " << import_error(c);
 }
 
 // Cohere (Command R): one bias-free LayerNorm feeding attention and MLP, interleaved
@@ -339,12 +344,7 @@ TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
   EXPECT_EQ(old.head.logit_scale, 0.0625) << "CohereConfig's logit_scale";
 
   c["use_qk_norm"] = true;
-  try {
-    spec::hf_config_import(c, "cohere/config.json");
-    ADD_FAILURE() << "use_qk_norm was imported";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("use_qk_norm"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(import_error(c).find("use_qk_norm"), std::string::npos) << "use_qk_norm was imported: " << import_error(c);
 }
 
 // Qwen2-MoE: Qwen's sparse layers with one sigmoid-gated shared expert; absent keys take
@@ -378,12 +378,7 @@ TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
   EXPECT_EQ(d.moe.moe_intermediate_size, 1408);
   EXPECT_EQ(d.moe.shared_intermediate_size, 5632);
   c["use_sliding_window"] = true;
-  try {
-    spec::hf_config_import(c, "qwen2_moe/config.json");
-    ADD_FAILURE() << "a sliding Qwen2-MoE was imported";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("use_sliding_window"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(import_error(c).find("use_sliding_window"), std::string::npos) << "a sliding Qwen2-MoE was imported: " << import_error(c);
 }
 
 // OLMo 2: the norms on the branch outputs, q / k normalised over all heads at once.
@@ -403,12 +398,7 @@ TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
   const Architecture back = write_and_load(imp, tmp, "olmo2.yaml");
   EXPECT_TRUE(back.attention.qk_norm_full);
   c["clip_qkv"] = 8.0;
-  try {
-    spec::hf_config_import(c, "olmo2/config.json");
-    ADD_FAILURE() << "clip_qkv was imported";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("clip_qkv"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(import_error(c).find("clip_qkv"), std::string::npos) << "clip_qkv was imported: " << import_error(c);
 }
 
 // StableLM: LayerNorm with bias, partial rope (default 0.25), optional parallel layer.
@@ -429,7 +419,7 @@ TEST(HfImportStableLm, LayerNormPartialRopeAndParallelResidual) {
   EXPECT_EQ(spec::hf_config_import(c, "stablelm/config.json").arch.norm.placement,
             spec::NormPlacement::kParallelShared);
   c["qk_layernorm"] = true;
-  EXPECT_THROW(spec::hf_config_import(c, "stablelm/config.json"), Error);
+  EXPECT_NE(import_error(c).find("qk_layernorm"), std::string::npos) << import_error(c);
 }
 
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
