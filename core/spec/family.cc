@@ -15,10 +15,10 @@ void FamilyRegistry::add(FamilyRules rules) {
   for (const auto& s : rules.sections) {
     if (s.key.empty() || s.read == nullptr || s.check_limits == nullptr || s.write_yaml == nullptr ||
         s.to_json == nullptr || s.from_json == nullptr || s.structure == nullptr)
-      fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' lacks a key or a function", rules.name,
-           s.key);
+      fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' lacks a key or a function", rules.name, s.key);
     for (const auto& f : common_architecture_fields())
-      if (f == s.key) fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' is a common field", rules.name, s.key);
+      if (f == s.key)
+        fail(ErrorKind::kInvalidArgument, "model family '{}': section '{}' is a common field", rules.name, s.key);
     for (const auto& f : rules.fields)
       if (f.key == s.key)
         fail(ErrorKind::kInvalidArgument, "model family '{}': '{}' is both a field and a section", rules.name, s.key);

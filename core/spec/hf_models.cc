@@ -271,7 +271,8 @@ void fill_qwen2_moe(ConfigReader& r, Architecture& a) {
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
   read_qwen_moe(r, a, {.num_experts = 60, .experts_per_token = 4, .moe_intermediate_size = 1408});
   a.moe.shared_experts = 1;
-  a.moe.shared_intermediate_size = r.integer_or("shared_expert_intermediate_size", 5632, limits::kSharedIntermediateSize);
+  a.moe.shared_intermediate_size =
+      r.integer_or("shared_expert_intermediate_size", 5632, limits::kSharedIntermediateSize);
   a.moe.shared_expert_gate = true;  // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x)
 }
 

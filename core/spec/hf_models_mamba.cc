@@ -42,7 +42,8 @@ void fill_mamba(ConfigReader& r, Architecture& a) {
   const Json* rank = r.get("time_step_rank");
   if (rank == nullptr || rank->is_null() || *rank == "auto") {
     ssm.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
-    if (rank == nullptr) r.note_default("time_step_rank", fmt::format("auto, ceil(hidden_size / 16) = {}", ssm.time_step_rank));
+    if (rank == nullptr)
+      r.note_default("time_step_rank", fmt::format("auto, ceil(hidden_size / 16) = {}", ssm.time_step_rank));
   } else if (rank->is_number_integer()) {
     ssm.time_step_rank = r.integer("time_step_rank", limits::kSsmTimeStepRank);
   } else {

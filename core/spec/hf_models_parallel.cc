@@ -160,11 +160,9 @@ void fill_gptj(ConfigReader& r, Architecture& a) {
 // use_qkv_bias; use_parallel_residual makes the one input_layernorm feed attention and
 // MLP side by side (StableLmDecoderLayer then has no post_attention_layernorm).
 void fill_stablelm(ConfigReader& r, Architecture& a) {
-  read_decoder_core(r, a,
-                    {.max_position_embeddings = 4096,
-                     .rms_norm_eps = 1e-5,
-                     .vocab_size = 50304,
-                     .norm_eps_key = "layer_norm_eps"});
+  read_decoder_core(
+      r, a,
+      {.max_position_embeddings = 4096, .rms_norm_eps = 1e-5, .vocab_size = 50304, .norm_eps_key = "layer_norm_eps"});
   check_heads(r, a, "num_attention_heads", "num_key_value_heads");
   a.norm.kind = NormKind::kLayerNorm;
   a.norm.placement =

@@ -233,9 +233,8 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.norm.kind = enum_from(n.at("kind"), {NormKind::kRmsNorm, NormKind::kLayerNorm}, norm_kind_name);
   a.norm.eps = n.at("eps").f64();
   a.norm.placement = enum_from(n.at("placement"),
-                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich, NormPlacement::kPostBranch,
-                                NormPlacement::kParallel,
-                                NormPlacement::kParallelShared},
+                               {NormPlacement::kPre, NormPlacement::kPost, NormPlacement::kSandwich,
+                                NormPlacement::kPostBranch, NormPlacement::kParallel, NormPlacement::kParallelShared},
                                norm_placement_name);
   a.norm.weight_offset = n.at("weight_offset").f64();
   a.norm.residual_multiplier = opt_f64(n, "residual_multiplier");

@@ -48,8 +48,8 @@ inline constexpr IntRange kSlidingWindow{1, kMaxDim};
 inline constexpr RealRange kLogitSoftcap{0.0, 1e6, true};
 inline constexpr RealRange kLogitScale{0.0, 1e6, true};
 inline constexpr RealRange kQueryPreAttnScalar{0.0, 1e9, true};
-inline constexpr RealRange kAttentionScale{0.0, 1e3, true};      // attention.scale
-inline constexpr RealRange kMultiplier{0.0, 1e4, true};          // embedding.multiplier, norm.residual_multiplier
+inline constexpr RealRange kAttentionScale{0.0, 1e3, true};  // attention.scale
+inline constexpr RealRange kMultiplier{0.0, 1e4, true};      // embedding.multiplier, norm.residual_multiplier
 inline constexpr RealRange kNormEps{0.0, 0.1, true};
 inline constexpr RealRange kNormWeightOffset{-10.0, 10.0};
 inline constexpr RealRange kRopeScalingFactor{0.0, 1e6, true};  // factor, low_freq_factor, high_freq_factor

@@ -167,8 +167,8 @@ void register_sigmoid_gate(OpRegistry& reg) {
   d.summary = "x[t, :] = x[t, :] * sigmoid(gate[t]), in place (a gated shared expert)";
   d.args = {{"x", ArgRole::kInOut}, {"gate", ArgRole::kIn}};
   d.check = [d](const OpCall& c) {
-    std::string e = util::first_error({util::check_tensor(c, d, 0, 2), util::check_tensor(c, d, 1, 2),
-                                       util::check_same_dtype(c, d)});
+    std::string e = util::first_error(
+        {util::check_tensor(c, d, 0, 2), util::check_tensor(c, d, 1, 2), util::check_same_dtype(c, d)});
     if (!e.empty()) return e;
     return util::first_error({util::check_dim(c, d, 1, 0, c.arg(0).size(0), "tokens"),
                               util::check_dim(c, d, 1, 1, 1, "1 (one gate per token)")});
@@ -184,7 +184,8 @@ void register_sigmoid_gate(OpRegistry& reg) {
   };
   d.make = [](const OpShape& s, DType dt, const RngStream& rng) {
     const int64_t t = s.dim("tokens"), h = s.dim("hidden");
-    return OpCall{{util::uniform(dt, {t, h}, rng, "x", -4, 4), util::uniform(dt, {t, 1}, rng, "gate", -6, 6)}, s.params};
+    return OpCall{{util::uniform(dt, {t, h}, rng, "x", -4, 4), util::uniform(dt, {t, 1}, rng, "gate", -6, 6)},
+                  s.params};
   };
   d.shape_of = [](const OpCall& c) {
     return OpShape{{{"tokens", c.arg(0).size(0)}, {"hidden", c.arg(0).size(1)}}, c.params};

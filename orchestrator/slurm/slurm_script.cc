@@ -132,10 +132,10 @@ SlurmScriptValues slurm_script_values(const LaunchRequest& r, const SlurmScriptS
 }
 
 const std::vector<std::string>& slurm_template_placeholders() {
-  static const std::vector<std::string> names = {"attempt_id",       "attempt_id_sh",  "job_name",          "ntasks",
-                                                 "time_limit",       "time_limit_s",   "log_file",          "work_dir",
-                                                 "attempt_dir",      "attempt_dir_sh", "sbatch_directives", "srun_sh",
-                                                 "runner_command_sh", "rank_mark_sh",   "step_not_launched_exit"};
+  static const std::vector<std::string> names = {
+      "attempt_id",        "attempt_id_sh", "job_name",          "ntasks",       "time_limit",
+      "time_limit_s",      "log_file",      "work_dir",          "attempt_dir",  "attempt_dir_sh",
+      "sbatch_directives", "srun_sh",       "runner_command_sh", "rank_mark_sh", "step_not_launched_exit"};
   return names;
 }
 

@@ -236,7 +236,9 @@ TEST(Moe, SharedExpertGateScalesTheSharedOutputBySigmoid) {
   gated.moe.shared_expert_gate = true;
   spec::Architecture plain = gated;
   plain.moe.shared_expert_gate = false;
-  auto logits = [&](const spec::Architecture& a, const ModelWeights& weights) { return cpu_logits(a, w, weights, ids); };
+  auto logits = [&](const spec::Architecture& a, const ModelWeights& weights) {
+    return cpu_logits(a, w, weights, ids);
+  };
   ModelWeights wg = ModelWeights::generate(gated, Placement{}, 9);
   ModelWeights wp = ModelWeights::generate(plain, Placement{}, 9);
   ASSERT_TRUE(wg.layers.at(0).shared_gate_w.defined());

@@ -51,8 +51,7 @@ TEST(SlurmExecutor, CompletedIsSucceededAndTheScriptCarriesTheRequest) {
   EXPECT_NE(script.find("#SBATCH --job-name=fk-llama.tp2.a1\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --requeue\n"), std::string::npos) << script;
   EXPECT_NE(script.find("srun --mpi=pmix --ntasks=4 --kill-on-bad-exit=1 /bin/sh -c"), std::string::npos) << script;
-  EXPECT_NE(script.find("/ranks /opt/fk/bin/fk-runner --jobs"), std::string::npos)
-      << script;
+  EXPECT_NE(script.find("/ranks /opt/fk/bin/fk-runner --jobs"), std::string::npos) << script;
   EXPECT_NE(script.find("--only llama --attempt llama.tp2.a1 --heartbeat head:4242 --force"), std::string::npos)
       << script;
   EXPECT_NE(script.find("SLURM_RESTART_COUNT"), std::string::npos);

@@ -65,12 +65,13 @@ TEST(SlurmScript, ShippedTemplateRendersAValidScript) {
   EXPECT_NE(script.find("#SBATCH --output=/shared/results/logs/llama.a1.log\n"), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --partition=gpu\n#SBATCH --nodes=1\n#SBATCH --requeue\n"), std::string::npos)
       << script;
-  EXPECT_NE(script.find("srun --mpi=pmix --ntasks=2 --kill-on-bad-exit=1 --cpu-bind=cores /bin/sh -c ': > \"$0/rank."
-                        "${SLURM_PROCID:-0}\" && exec \"$@\"' /shared/results/.fk-slurm/a1/ranks /opt/fk/fk-runner --jobs "
-                        "/shared/results/jobs.json --results /shared/results --only "
-                        "llama-3.1-8b.prefill-512.tp2.baseline --attempt llama-3.1-8b.prefill-512.tp2.baseline.a1 "
-                        "--quarantine 'it crashed: SIGSEGV'\n"),
-            std::string::npos)
+  EXPECT_NE(
+      script.find("srun --mpi=pmix --ntasks=2 --kill-on-bad-exit=1 --cpu-bind=cores /bin/sh -c ': > \"$0/rank."
+                  "${SLURM_PROCID:-0}\" && exec \"$@\"' /shared/results/.fk-slurm/a1/ranks /opt/fk/fk-runner --jobs "
+                  "/shared/results/jobs.json --results /shared/results --only "
+                  "llama-3.1-8b.prefill-512.tp2.baseline --attempt llama-3.1-8b.prefill-512.tp2.baseline.a1 "
+                  "--quarantine 'it crashed: SIGSEGV'\n"),
+      std::string::npos)
       << script;
   // Every #SBATCH line comes before the first command (sbatch stops reading them there).
   const size_t first_command = script.find("\nset -u");
@@ -117,8 +118,8 @@ TEST(SlurmScript, StepThatStartsNoRankIsNotASuccess) {
     s.srun = script_file("srun.sh", c.srun_body);
     const std::string attempt_dir = (dir / "attempt").string();
     const std::string script = script_file(
-        "job.sbatch", slurm_template_render(fs_read_file(kTemplate), kTemplate,
-                                            slurm_script_values(request(), s, attempt_dir)));
+        "job.sbatch",
+        slurm_template_render(fs_read_file(kTemplate), kTemplate, slurm_script_values(request(), s, attempt_dir)));
     SubprocessOptions o;
     o.timeout_s = 30;
     o.extra_env = {"SLURM_JOB_ID=77"};

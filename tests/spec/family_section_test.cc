@@ -143,7 +143,8 @@ TEST(FamilySections, AFamilysOwnSectionLoadsWritesAndRoundTripsThroughItsCodec) 
   const Architecture tiny = *ad.select("tiny");
   EXPECT_EQ(tiny.sections.get<ToyMixer>().width, 8);
   EXPECT_TRUE(tiny.sections.get<ToyMixer>().gated) << "a preset keeps the section's fields it does not give";
-  EXPECT_EQ(ad.full.sections.get<ToyMixer>().width, 32) << "the preset's overlay did not write through to the full model";
+  EXPECT_EQ(ad.full.sections.get<ToyMixer>().width, 32)
+      << "the preset's overlay did not write through to the full model";
 
   const std::string yaml = architecture_to_yaml(tiny);
   EXPECT_NE(yaml.find("toy_mixer: {width: 8, gated: true}"), std::string::npos) << yaml;
@@ -176,7 +177,8 @@ TEST(FamilySections, MistakesInTheSectionAreErrorsAtTheirLine) {
   EXPECT_NE(e.find("changes the structure of the full model"), std::string::npos) << e;
   EXPECT_NE(e.find("toy_mixer.gated"), std::string::npos) << e;
   // Another family's section is not taken, and this family does not take others'.
-  e = load_errors(replaced(kToyFile, "vocab_size: 100\n", "vocab_size: 100\nssm: {state_size: 16, time_step_rank: 8}\n"));
+  e = load_errors(
+      replaced(kToyFile, "vocab_size: 100\n", "vocab_size: 100\nssm: {state_size: 16, time_step_rank: 8}\n"));
   EXPECT_NE(e.find("ssm: does not apply to model_family 'toy'"), std::string::npos) << e;
   e = load_errors(replaced(replaced(kToyFile, "model_family: toy", "model_family: mamba"), "toy_mixer: {width: 8}",
                            "intermediate_size: 32"));

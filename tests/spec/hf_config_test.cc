@@ -280,11 +280,21 @@ std::string import_error(const nlohmann::json& c) {
 // Granite's muP multipliers, each onto its own spec field (the values are a test's, not
 // a published model's).
 TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
-  nlohmann::json c = {{"model_type", "granite"},      {"hidden_size", 64},          {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4},     {"num_key_value_heads", 2},   {"intermediate_size", 128},
-                      {"vocab_size", 300},            {"embedding_multiplier", 12.0}, {"attention_multiplier", 0.015625},
-                      {"residual_multiplier", 0.22},  {"logits_scaling", 8.0},      {"tie_word_embeddings", true},
-                      {"rope_theta", 10000.0},        {"attention_bias", false},    {"mlp_bias", false}};
+  nlohmann::json c = {{"model_type", "granite"},
+                      {"hidden_size", 64},
+                      {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},
+                      {"num_key_value_heads", 2},
+                      {"intermediate_size", 128},
+                      {"vocab_size", 300},
+                      {"embedding_multiplier", 12.0},
+                      {"attention_multiplier", 0.015625},
+                      {"residual_multiplier", 0.22},
+                      {"logits_scaling", 8.0},
+                      {"tie_word_embeddings", true},
+                      {"rope_theta", 10000.0},
+                      {"attention_bias", false},
+                      {"mlp_bias", false}};
   const spec::HfImport imp = spec::hf_config_import(c, "granite/config.json");
   const Architecture& a = imp.arch;
   EXPECT_EQ(a.model_family, "transformer");
@@ -311,15 +321,16 @@ TEST(HfImportGranite, MultipliersMapToTheirFieldsAndOnesStayUnset) {
   EXPECT_FALSE(spec::to_json(d)["norm"].contains("residual_multiplier")) << "unset fields stay out of job files";
 
   c["residual_multiplier"] = 0;
-  EXPECT_NE(import_error(c).find("residual_multiplier"), std::string::npos) << "a residual_multiplier of 0 was imported: " << import_error(c);
+  EXPECT_NE(import_error(c).find("residual_multiplier"), std::string::npos)
+      << "a residual_multiplier of 0 was imported: " << import_error(c);
 }
 
 // Cohere (Command R): one bias-free LayerNorm feeding attention and MLP, interleaved
 // rope, logits x logit_scale; the rope theta default follows the writing version.
 TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
-  nlohmann::json c = {{"model_type", "cohere"},   {"hidden_size", 64},         {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4}, {"num_key_value_heads", 2},  {"intermediate_size", 128},
-                      {"vocab_size", 300},        {"logit_scale", 0.25},       {"transformers_version", "5.17.0"}};
+  nlohmann::json c = {{"model_type", "cohere"},   {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"intermediate_size", 128},
+                      {"vocab_size", 300},        {"logit_scale", 0.25},      {"transformers_version", "5.17.0"}};
   const spec::HfImport imp = spec::hf_config_import(c, "cohere/config.json");
   const Architecture& a = imp.arch;
   EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
@@ -350,11 +361,19 @@ TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
 // Qwen2-MoE: Qwen's sparse layers with one sigmoid-gated shared expert; absent keys take
 // Qwen2MoeConfig's defaults.
 TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
-  nlohmann::json c = {{"model_type", "qwen2_moe"},        {"hidden_size", 64},           {"num_hidden_layers", 4},
-                      {"num_attention_heads", 4},         {"num_key_value_heads", 2},    {"intermediate_size", 128},
-                      {"vocab_size", 300},                {"num_experts", 8},            {"num_experts_per_tok", 2},
-                      {"moe_intermediate_size", 32},      {"shared_expert_intermediate_size", 96},
-                      {"decoder_sparse_step", 2},         {"norm_topk_prob", false}};
+  nlohmann::json c = {{"model_type", "qwen2_moe"},
+                      {"hidden_size", 64},
+                      {"num_hidden_layers", 4},
+                      {"num_attention_heads", 4},
+                      {"num_key_value_heads", 2},
+                      {"intermediate_size", 128},
+                      {"vocab_size", 300},
+                      {"num_experts", 8},
+                      {"num_experts_per_tok", 2},
+                      {"moe_intermediate_size", 32},
+                      {"shared_expert_intermediate_size", 96},
+                      {"decoder_sparse_step", 2},
+                      {"norm_topk_prob", false}};
   const spec::HfImport imp = spec::hf_config_import(c, "qwen2_moe/config.json");
   const Architecture& a = imp.arch;
   EXPECT_TRUE(a.attention.qkv_bias);
@@ -369,7 +388,8 @@ TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
   EXPECT_EQ(a.moe.dense_layers, (std::vector<int64_t>{0, 2})) << "(layer + 1) % decoder_sparse_step != 0 is dense";
   TempSpecs tmp;
   EXPECT_TRUE(write_and_load(imp, tmp, "qwen2-moe.yaml").moe.shared_expert_gate);
-  for (const char* k : {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
+  for (const char* k :
+       {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
     c.erase(k);
   c["intermediate_size"] = 5632;
   const Architecture d = spec::hf_config_import(c, "qwen2_moe/config.json").arch;
@@ -378,14 +398,15 @@ TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
   EXPECT_EQ(d.moe.moe_intermediate_size, 1408);
   EXPECT_EQ(d.moe.shared_intermediate_size, 5632);
   c["use_sliding_window"] = true;
-  EXPECT_NE(import_error(c).find("use_sliding_window"), std::string::npos) << "a sliding Qwen2-MoE was imported: " << import_error(c);
+  EXPECT_NE(import_error(c).find("use_sliding_window"), std::string::npos)
+      << "a sliding Qwen2-MoE was imported: " << import_error(c);
 }
 
 // OLMo 2: the norms on the branch outputs, q / k normalised over all heads at once.
 TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
-  nlohmann::json c = {{"model_type", "olmo2"},        {"hidden_size", 64},        {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4},     {"intermediate_size", 128}, {"vocab_size", 300},
-                      {"rms_norm_eps", 1e-6},         {"rope_theta", 500000.0}};
+  nlohmann::json c = {{"model_type", "olmo2"},    {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 300},
+                      {"rms_norm_eps", 1e-6},     {"rope_theta", 500000.0}};
   const spec::HfImport imp = spec::hf_config_import(c, "olmo2/config.json");
   const Architecture& a = imp.arch;
   EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPostBranch);
@@ -403,9 +424,9 @@ TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
 
 // StableLM: LayerNorm with bias, partial rope (default 0.25), optional parallel layer.
 TEST(HfImportStableLm, LayerNormPartialRopeAndParallelResidual) {
-  nlohmann::json c = {{"model_type", "stablelm"},  {"hidden_size", 64},   {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"intermediate_size", 128},
-                      {"vocab_size", 300},         {"use_qkv_bias", true}};
+  nlohmann::json c = {{"model_type", "stablelm"}, {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"num_key_value_heads", 4}, {"intermediate_size", 128},
+                      {"vocab_size", 300},        {"use_qkv_bias", true}};
   const Architecture a = spec::hf_config_import(c, "stablelm/config.json").arch;
   EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
   EXPECT_TRUE(a.norm.bias);

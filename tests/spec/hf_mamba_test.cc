@@ -2,8 +2,8 @@
 // family's spec (intermediate_size from expand, time_step_rank "auto"), the keys of the
 // original mamba_ssm configs are accepted when they agree, and what the family cannot
 // run is an error naming the key.
-#include "core/spec/families/mamba.h"
 #include "core/error.h"
+#include "core/spec/families/mamba.h"
 #include "core/spec/hf_config.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +64,7 @@ TEST(HfImportMamba, DerivedSizesFollowMambaConfig) {
   c.erase("n_layer");
   const spec::HfImport imp = spec::hf_config_import(c, "m/config.json");
   EXPECT_EQ(imp.arch.intermediate_size, 200);  // int(expand * hidden_size)
-  EXPECT_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_rank, 7);   // ceil(100 / 16)
+  EXPECT_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_rank, 7);  // ceil(100 / 16)
   EXPECT_NE(imp.arch.source.find("intermediate_size"), std::string::npos) << imp.arch.source;
 }
 

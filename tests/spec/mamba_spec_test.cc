@@ -2,8 +2,8 @@
 // another family, a missing ssm section and bad ssm values are errors at their line;
 // layouts that cannot split the mixer are named; the memory estimate holds a
 // recurrent state that does not grow with the context.
-#include "core/spec/families/mamba.h"
 #include "core/spec/architecture_write.h"
+#include "core/spec/families/mamba.h"
 #include "core/spec/family.h"
 #include "core/spec/memory.h"
 #include "core/spec/spec_file.h"

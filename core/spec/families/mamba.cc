@@ -11,9 +11,9 @@
 #include "core/spec/json_io.h"
 #include "core/spec/yaml_reader.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <algorithm>
 
 namespace fk::spec {
 namespace {
@@ -147,8 +147,8 @@ void register_mamba_family(FamilyRegistry& r) {
   f.name = "mamba";
   f.summary = "Mamba-1 selective state-space layers (conv + selective scan), no attention";
   f.fields = {{"intermediate_size", true}};
-  f.sections = {{SsmSpec::kKey, true, ssm_read, ssm_check_limits, ssm_write_yaml, ssm_to_json, ssm_from_json,
-                 ssm_structure}};
+  f.sections = {
+      {SsmSpec::kKey, true, ssm_read, ssm_check_limits, ssm_write_yaml, ssm_to_json, ssm_from_json, ssm_structure}};
   f.validate = mamba_validate;
   f.layout_misfits = mamba_layout_misfits;
   f.memory_estimate = mamba_memory_estimate;

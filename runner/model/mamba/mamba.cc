@@ -23,7 +23,14 @@ Tensor columns(Runtime& rt, DType dtype, const Tensor& m, int64_t c0, int64_t co
 
 Mamba::Mamba(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
              ModelComms comms, const MambaWeights& weights, Runtime& runtime)
-    : a_(arch), ssm_(arch.sections.get<spec::SsmSpec>()), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype) {
+    : a_(arch),
+      ssm_(arch.sections.get<spec::SsmSpec>()),
+      w_(workload),
+      pl_(placement),
+      comms_(comms),
+      weights_(weights),
+      rt_(runtime),
+      dtype_(weights.dtype) {
   reset();
 }
 

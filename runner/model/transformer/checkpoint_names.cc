@@ -208,8 +208,9 @@ TensorRef gptj(const std::string& canonical, const Architecture&) {
 }  // namespace
 
 std::vector<std::string> hf_supported_model_types() {
-  return {"llama", "mistral", "qwen2", "qwen3",      "qwen3_moe", "mixtral", "gemma", "gemma2", "gemma3_text",
-          "phi3",  "bert",    "gpt2",  "starcoder2", "opt",       "gpt_neox", "phi",   "gptj",  "granite", "cohere", "qwen2_moe", "olmo2", "stablelm"};
+  return {"llama",       "mistral", "qwen2",  "qwen3",     "qwen3_moe",  "mixtral", "gemma",    "gemma2",
+          "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
+          "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {

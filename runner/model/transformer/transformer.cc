@@ -142,14 +142,16 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
   rt_.copy_rows(k, qkv.slice(1, hq * d, hk * d));
   rt_.copy_rows(v, qkv.slice(1, (hq + hk) * d, hk * d));
   if (a_.attention.qk_norm && a_.attention.qk_norm_full) {
-    q = full_width_norm(q, w.q_norm, hq, a_.num_attention_heads, [&](int64_t r) { return r * hq; }, "attn.q_norm");
-    k = full_width_norm(k, w.k_norm, hk, a_.num_key_value_heads,
-                        [&](int64_t r) {
-                          Placement other = pl_;
-                          other.tp_rank = r;
-                          return other.kv_head_begin(a_);
-                        },
-                        "attn.k_norm");
+    q = full_width_norm(
+        q, w.q_norm, hq, a_.num_attention_heads, [&](int64_t r) { return r * hq; }, "attn.q_norm");
+    k = full_width_norm(
+        k, w.k_norm, hk, a_.num_key_value_heads,
+        [&](int64_t r) {
+          Placement other = pl_;
+          other.tp_rank = r;
+          return other.kv_head_begin(a_);
+        },
+        "attn.k_norm");
   } else if (a_.attention.qk_norm) {
     Tensor qn = rt_.empty(dtype_, {rows * hq, d}), kn = rt_.empty(dtype_, {rows * hk, d});
     rt_.run("rms_norm", "attn.q_norm", call({qn, q.reshape({rows * hq, d}), w.q_norm}, {a_.norm.eps}));

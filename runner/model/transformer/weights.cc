@@ -141,7 +141,8 @@ struct Gen {
       w.shared_up_w = make(plan_concat_rows({rows(layer_name(l, "mlp.shared_expert.gate_proj.weight"), is, s0, isl, h),
                                         rows(layer_name(l, "mlp.shared_expert.up_proj.weight"), is, s0, isl, h)}));
       w.shared_down_w = make(cols(layer_name(l, "mlp.shared_expert.down_proj.weight"), is, s0, isl));
-      if (a.moe.shared_expert_gate) w.shared_gate_w = make(rows(layer_name(l, "mlp.shared_expert_gate.weight"), 1, 0, 1, h));
+      if (a.moe.shared_expert_gate)
+        w.shared_gate_w = make(rows(layer_name(l, "mlp.shared_expert_gate.weight"), 1, 0, 1, h));
     }
   }
 
@@ -221,13 +222,28 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
   out.emplace_back("lm_head_b", &m.lm_head_b);
   for (auto& l : m.layers) {
     const std::string p = fmt::format("layers.{}.", l.index);
-    for (auto [name, t] : std::initializer_list<std::pair<const char*, T*>>{
-             {"qkv_w", &l.qkv_w}, {"qkv_b", &l.qkv_b}, {"o_w", &l.o_w}, {"o_b", &l.o_b}, {"q_norm", &l.q_norm},
-             {"k_norm", &l.k_norm}, {"attn_norm_w", &l.attn_norm_w}, {"attn_norm_b", &l.attn_norm_b},
-             {"mlp_norm_w", &l.mlp_norm_w}, {"mlp_norm_b", &l.mlp_norm_b}, {"post_attn_norm_w", &l.post_attn_norm_w},
-             {"post_mlp_norm_w", &l.post_mlp_norm_w}, {"up_w", &l.up_w}, {"up_b", &l.up_b}, {"down_w", &l.down_w},
-             {"down_b", &l.down_b}, {"router_w", &l.router_w}, {"w13", &l.w13}, {"w2", &l.w2},
-             {"shared_up_w", &l.shared_up_w}, {"shared_down_w", &l.shared_down_w}, {"shared_gate_w", &l.shared_gate_w}})
+    for (auto [name, t] : std::initializer_list<std::pair<const char*, T*>>{{"qkv_w", &l.qkv_w},
+                                                                            {"qkv_b", &l.qkv_b},
+                                                                            {"o_w", &l.o_w},
+                                                                            {"o_b", &l.o_b},
+                                                                            {"q_norm", &l.q_norm},
+                                                                            {"k_norm", &l.k_norm},
+                                                                            {"attn_norm_w", &l.attn_norm_w},
+                                                                            {"attn_norm_b", &l.attn_norm_b},
+                                                                            {"mlp_norm_w", &l.mlp_norm_w},
+                                                                            {"mlp_norm_b", &l.mlp_norm_b},
+                                                                            {"post_attn_norm_w", &l.post_attn_norm_w},
+                                                                            {"post_mlp_norm_w", &l.post_mlp_norm_w},
+                                                                            {"up_w", &l.up_w},
+                                                                            {"up_b", &l.up_b},
+                                                                            {"down_w", &l.down_w},
+                                                                            {"down_b", &l.down_b},
+                                                                            {"router_w", &l.router_w},
+                                                                            {"w13", &l.w13},
+                                                                            {"w2", &l.w2},
+                                                                            {"shared_up_w", &l.shared_up_w},
+                                                                            {"shared_down_w", &l.shared_down_w},
+                                                                            {"shared_gate_w", &l.shared_gate_w}})
       out.emplace_back(p + name, t);
   }
   return out;
