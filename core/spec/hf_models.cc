@@ -19,6 +19,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
       {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},
       {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
+      {"gpt_bigcode", "GPTBigCodeConfig", "gpt-bigcode", fill_gpt_bigcode},
       {"gpt_neox", "GPTNeoXConfig", "gpt-neox", fill_gpt_neox},
       {"gptj", "GPTJConfig", "gpt-j", fill_gptj},
       {"granite", "GraniteConfig", "granite", fill_granite},

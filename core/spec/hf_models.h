@@ -119,5 +119,6 @@ void fill_cohere(ConfigReader& r, Architecture& a);
 void fill_qwen2_moe(ConfigReader& r, Architecture& a);
 void fill_olmo2(ConfigReader& r, Architecture& a);
 void fill_stablelm(ConfigReader& r, Architecture& a);
+void fill_gpt_bigcode(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

@@ -4,6 +4,8 @@
 // decoder with Linear projections, ReLU, and positions offset by 2): multi-head
 // attention with biases everywhere and an ungated MLP. StarCoder2 is their GQA, rope
 // successor: pre-LayerNorm, biases (use_bias), an ungated MLP, a sliding window.
+// GPT-BigCode (SantaCoder, StarCoder 1) is GPT-2 with Linear projections and, by
+// default, multi-query attention.
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
@@ -31,6 +33,31 @@ void classic_common(ConfigReader& r, Architecture& a) {
   a.position.kind = PositionKind::kLearned;
   set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
                     std::nullopt, "sliding_window");
+}
+
+// GPT-2's keys and layer, for gpt2 and gpt_bigcode (their class default activation).
+void gpt2_body(ConfigReader& r, Architecture& a, const char* default_activation) {
+  a.hidden_size = r.integer("n_embd", limits::kHiddenSize);
+  a.num_hidden_layers = r.integer("n_layer", limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer("n_head", limits::kHeads);
+  mha_head_dim(r, a, "n_embd", "n_head");
+  a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("n_positions", 1024, limits::kMaxPositionEmbeddings);
+  read_n_inner(r, a);
+  a.mlp.activation =
+      activation_from(r, "activation_function", r.string_or("activation_function", default_activation));
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
+  if (!r.boolean_or("scale_attn_weights", true))
+    r.fail("scale_attn_weights", "found false, expected true (attention scores are always scaled by 1/sqrt(head_dim))");
+  if (r.boolean_or("scale_attn_by_inverse_layer_idx", false))
+    r.fail("scale_attn_by_inverse_layer_idx", "found true, expected false (per-layer score scaling is not supported)");
+  r.ignore({"n_ctx", "is_decoder"});  // n_ctx: the legacy copy of n_positions
+  classic_common(r, a);
+  a.attention.causal = true;
+  a.norm.placement = NormPlacement::kPre;
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;  // ln_f
 }
 
 }  // namespace
@@ -65,30 +92,21 @@ void fill_bert(ConfigReader& r, Architecture& a) {
 }
 
 void fill_gpt2(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer("n_embd", limits::kHiddenSize);
-  a.num_hidden_layers = r.integer("n_layer", limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer("n_head", limits::kHeads);
-  mha_head_dim(r, a, "n_embd", "n_head");
-  a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
-  a.max_position_embeddings = r.integer_or("n_positions", 1024, limits::kMaxPositionEmbeddings);
-  read_n_inner(r, a);
-  a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
-  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
-  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
-  if (!r.boolean_or("scale_attn_weights", true))
-    r.fail("scale_attn_weights", "found false, expected true (attention scores are always scaled by 1/sqrt(head_dim))");
-  if (r.boolean_or("scale_attn_by_inverse_layer_idx", false))
-    r.fail("scale_attn_by_inverse_layer_idx", "found true, expected false (per-layer score scaling is not supported)");
-  // n_ctx is the legacy copy of n_positions; reorder_and_upcast_attn changes only the
-  // precision of the score matmul; summary_* configure the double-heads model's head.
-  r.ignore({"n_ctx", "reorder_and_upcast_attn", "is_decoder", "summary_type", "summary_use_proj", "summary_activation",
+  gpt2_body(r, a, "gelu_new");
+  // reorder_and_upcast_attn changes only the precision of the score matmul; summary_*
+  // configure the double-heads model's head.
+  r.ignore({"reorder_and_upcast_attn", "summary_type", "summary_use_proj", "summary_activation",
             "summary_proj_to_labels", "summary_first_dropout"});
-  classic_common(r, a);
-  a.attention.causal = true;
-  a.norm.placement = NormPlacement::kPre;
-  a.head.kind = HeadKind::kLm;
-  a.head.final_norm = true;  // ln_f
 }
+
+// GPT-BigCode: multi_query (default true) gives one kv head; the softmax precision
+// switches change rounding only.
+void fill_gpt_bigcode(ConfigReader& r, Architecture& a) {
+  gpt2_body(r, a, "gelu_pytorch_tanh");
+  if (r.boolean_or("multi_query", true)) a.num_key_value_heads = 1;
+  r.ignore({"attention_softmax_in_fp32", "scale_attention_softmax_in_fp32"});
+}
+
 
 void fill_opt(ConfigReader& r, Architecture& a) {
   a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);

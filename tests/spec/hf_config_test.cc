@@ -443,6 +443,24 @@ TEST(HfImportStableLm, LayerNormPartialRopeAndParallelResidual) {
   EXPECT_NE(import_error(c).find("qk_layernorm"), std::string::npos) << import_error(c);
 }
 
+// GPT-BigCode: GPT-2's keys; multi_query (the default) gives one kv head.
+TEST(HfImportGptBigCode, MultiQueryByDefault) {
+  nlohmann::json c = {{"model_type", "gpt_bigcode"}, {"n_embd", 64}, {"n_layer", 2}, {"n_head", 4},
+                      {"vocab_size", 300},           {"n_positions", 128}};
+  const Architecture a = spec::hf_config_import(c, "gpt_bigcode/config.json").arch;
+  EXPECT_EQ(a.num_key_value_heads, 1);
+  EXPECT_EQ(a.attention_kind(), "MQA");
+  EXPECT_EQ(a.head_dim, 16);
+  EXPECT_EQ(a.intermediate_size, 256) << "n_inner null: 4 x n_embd";
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGeluTanh) << "gelu_pytorch_tanh";
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kLearned);
+  EXPECT_TRUE(a.embedding.tied);
+  c["multi_query"] = false;
+  EXPECT_EQ(spec::hf_config_import(c, "gpt_bigcode/config.json").arch.num_key_value_heads, 4);
+  c["scale_attn_weights"] = false;
+  EXPECT_NE(import_error(c).find("scale_attn_weights"), std::string::npos) << import_error(c);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

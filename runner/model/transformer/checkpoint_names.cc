@@ -177,6 +177,41 @@ TensorRef gpt_neox(const std::string& canonical, const Architecture& a) {
   return {base + rest};  // input_layernorm, post_attention_layernorm
 }
 
+// GPT-BigCode (SantaCoder, StarCoder 1): GPT-2's names with Linear weights (not
+// transposed). c_attn holds q, then k, then v rows under multi-query (one kv head);
+// with as many kv heads as heads, each head's [q, k, v] rows in turn (as GPT-NeoX).
+TensorRef gpt_bigcode(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
+  if (canonical == "model.embed_positions.weight") return {"wpe.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
+  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string h = fmt::format("h.{}.", l);
+  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
+  std::smatch m;
+  if (std::regex_match(rest, m, qkv)) {
+    const int64_t d = a.head_dim, heads = a.num_attention_heads;
+    const int64_t part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
+    const std::string name = h + "attn.c_attn." + m[2].str();
+    if (a.num_key_value_heads == heads && heads > 1) {
+      TensorRef ref{name, part * d, 3 * heads * d};
+      ref.group = d;
+      ref.stride = 3 * d;
+      return ref;
+    }
+    const int64_t q = heads * d, kv = a.num_key_value_heads * d;
+    return {name, part == 0 ? 0 : part == 1 ? q : q + kv, q + 2 * kv};
+  }
+  if (auto r = renamed(rest, "self_attn.o_proj.", h + "attn.c_proj.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", h + "mlp.c_fc.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", h + "mlp.c_proj.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", h + "ln_1.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", h + "ln_2.")) return *r;
+  return {h + rest};
+}
+
 // Phi (1/1.5/2): Llama names but for self_attn.dense, mlp.fc1/fc2 (as ours) and the
 // final norm, model.final_layernorm.
 TensorRef phi(const std::string& canonical, const Architecture&) {
@@ -210,7 +245,8 @@ TensorRef gptj(const std::string& canonical, const Architecture&) {
 std::vector<std::string> hf_supported_model_types() {
   return {"llama",       "mistral", "qwen2",  "qwen3",     "qwen3_moe",  "mixtral", "gemma",    "gemma2",
           "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
-          "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm"};
+          "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
+          "gpt_bigcode"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -224,6 +260,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
   if (model_type == "phi") return {model_type, {""}, phi};
   if (model_type == "gptj") return {model_type, {"transformer.", ""}, gptj};
+  if (model_type == "gpt_bigcode") return {model_type, {"transformer.", ""}, gpt_bigcode};
   // Gemma 3 multimodal checkpoints keep the text model under language_model.
   if (model_type == "gemma3") return {model_type, {"", "language_model."}, same};
   if (model_type == "mixtral") return {model_type, {""}, mixtral};
