@@ -23,6 +23,28 @@ bool split_layer(const std::string& name, int64_t* layer, std::string* rest) {
   return true;
 }
 
+// A layer's "self_attn.{q,k,v}_proj.{weight,bias}": which projection (0 q, 1 k, 2 v)
+// and which tensor ("weight" or "bias"); nullopt for other names.
+struct QkvName {
+  int64_t part;
+  std::string what;
+};
+std::optional<QkvName> qkv_name(const std::string& rest) {
+  static const std::regex re(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
+  std::smatch m;
+  if (!std::regex_match(rest, m, re)) return std::nullopt;
+  return QkvName{m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2, m[2].str()};
+}
+
+// Projection `part`'s rows of a fused tensor holding each head's q, k and v rows in
+// turn ([heads, 3, head_dim] rows: GPT-NeoX, multi-head GPT-BigCode), read gathered.
+TensorRef per_head_qkv(std::string name, int64_t part, int64_t head_dim, int64_t heads) {
+  TensorRef ref{std::move(name), part * head_dim, 3 * heads * head_dim};
+  ref.group = head_dim;
+  ref.stride = 3 * head_dim;
+  return ref;
+}
+
 // Names as the Llama family stores them (llama, mistral, qwen2, qwen3, qwen3_moe,
 // gemma2, gemma3_text): the canonical names themselves.
 TensorRef same(const std::string& canonical, const Architecture&) { return {canonical}; }
@@ -68,13 +90,7 @@ TensorRef gpt2(const std::string& canonical, const Architecture& a) {
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string h = fmt::format("h.{}.", l);
   const int64_t n = a.hidden_size;
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
-    const int64_t part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
-    const bool weight = m[2].str() == "weight";
-    return {h + "attn.c_attn." + m[2].str(), part * n, 3 * n, weight};
-  }
+  if (const auto p = qkv_name(rest)) return {h + "attn.c_attn." + p->what, p->part * n, 3 * n, p->what == "weight"};
   auto conv = [&](const std::string& module, const std::string& what) {
     return TensorRef{h + module + "." + what, 0, 0, what == "weight"};
   };
@@ -98,11 +114,9 @@ TensorRef bert(const std::string& canonical, const Architecture&) {
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string b = fmt::format("encoder.layer.{}.", l);
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
-    const std::string which = m[1].str() == "q" ? "query" : m[1].str() == "k" ? "key" : "value";
-    return {b + "attention.self." + which + "." + m[2].str()};
+  if (const auto p = qkv_name(rest)) {
+    const char* which = p->part == 0 ? "query" : p->part == 1 ? "key" : "value";
+    return {b + "attention.self." + which + "." + p->what};
   }
   auto tail = [&](const std::string& prefix) { return rest.substr(prefix.size()); };
   if (rest.rfind("self_attn.o_proj.", 0) == 0) return {b + "attention.output.dense." + tail("self_attn.o_proj.")};
@@ -162,15 +176,8 @@ TensorRef gpt_neox(const std::string& canonical, const Architecture& a) {
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string base = fmt::format("gpt_neox.layers.{}.", l);
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
-    const int64_t d = a.head_dim, part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
-    TensorRef ref{base + "attention.query_key_value." + m[2].str(), part * d, 3 * a.num_attention_heads * d};
-    ref.group = d;
-    ref.stride = 3 * d;
-    return ref;
-  }
+  if (const auto p = qkv_name(rest))
+    return per_head_qkv(base + "attention.query_key_value." + p->what, p->part, a.head_dim, a.num_attention_heads);
   if (auto r = renamed(rest, "self_attn.o_proj.", base + "attention.dense.")) return *r;
   if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.dense_h_to_4h.")) return *r;
   if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.dense_4h_to_h.")) return *r;
@@ -189,20 +196,12 @@ TensorRef gpt_bigcode(const std::string& canonical, const Architecture& a) {
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string h = fmt::format("h.{}.", l);
-  static const std::regex qkv(R"(^self_attn\.(q|k|v)_proj\.(weight|bias)$)");
-  std::smatch m;
-  if (std::regex_match(rest, m, qkv)) {
+  if (const auto p = qkv_name(rest)) {
     const int64_t d = a.head_dim, heads = a.num_attention_heads;
-    const int64_t part = m[1].str() == "q" ? 0 : m[1].str() == "k" ? 1 : 2;
-    const std::string name = h + "attn.c_attn." + m[2].str();
-    if (a.num_key_value_heads == heads && heads > 1) {
-      TensorRef ref{name, part * d, 3 * heads * d};
-      ref.group = d;
-      ref.stride = 3 * d;
-      return ref;
-    }
+    const std::string name = h + "attn.c_attn." + p->what;
+    if (a.num_key_value_heads == heads && heads > 1) return per_head_qkv(name, p->part, d, heads);
     const int64_t q = heads * d, kv = a.num_key_value_heads * d;
-    return {name, part == 0 ? 0 : part == 1 ? q : q + kv, q + 2 * kv};
+    return {name, p->part == 0 ? 0 : p->part == 1 ? q : q + kv, q + 2 * kv};
   }
   if (auto r = renamed(rest, "self_attn.o_proj.", h + "attn.c_proj.")) return *r;
   if (auto r = renamed(rest, "mlp.fc1.", h + "mlp.c_fc.")) return *r;
