@@ -51,7 +51,9 @@ if [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
 fi
 # FK_GPU_TEST_REGEX narrows the gpu tests (ctest -R), e.g. '^cuda\.' for the CUDA zoo.
 if [ "${FK_GPU_TESTS:-1}" = 1 ]; then
-  ctest --test-dir build-gpu -L gpu "${exclude[@]}" ${FK_GPU_TEST_REGEX:+-R "$FK_GPU_TEST_REGEX"} -j "${FK_GPU_TEST_JOBS:-1}" --output-on-failure \
+  # FK_GPU_TEST_LIMIT (seconds) bounds the whole gpu suite, so that a slow suite still
+  # leaves time for the steps after it inside one device call.
+  timeout "${FK_GPU_TEST_LIMIT:-3000}" ctest --test-dir build-gpu -L gpu "${exclude[@]}" ${FK_GPU_TEST_REGEX:+-R "$FK_GPU_TEST_REGEX"} -j "${FK_GPU_TEST_JOBS:-1}" --output-on-failure \
     --timeout 300 > "$out/gpu-tests.log" 2>&1
   echo "gpu tests: exit $?"; grep -E "tests passed|Failed|FAILED" "$out/gpu-tests.log" | head -30
 fi
