@@ -56,6 +56,9 @@ struct NormSpec {
   NormPlacement placement = NormPlacement::kPre;
   double weight_offset = 0.0;  // RMSNorm scales by (offset + w): Gemma uses 1.0
   bool bias = true;            // LayerNorm adds a bias (false: weight only, Cohere's LayerNorm)
+  // The norm scales by a learned weight (false: by 1, no weight read or drawn; OLMo's
+  // non-parametric LayerNorm). Applies to the hidden-size norms, not q/k norms.
+  bool weight = true;
   // Each residual branch's output is multiplied by this before it joins the stream
   // (Granite residual_multiplier): x + m * f(x).
   std::optional<double> residual_multiplier;

@@ -146,6 +146,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   kv_float(e, "weight_offset", a.norm.weight_offset);
   if (a.norm.residual_multiplier) kv_float(e, "residual_multiplier", *a.norm.residual_multiplier);
   if (!a.norm.bias) kv(e, "bias", false);
+  if (!a.norm.weight) kv(e, "weight", false);
   e << EndMap;
   if (takes("mlp")) {
     e << Key << "mlp" << Value << Flow << BeginMap;

@@ -185,6 +185,7 @@ Json to_json(const Architecture& a) {
   if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
   if (a.norm.residual_multiplier) j["norm"]["residual_multiplier"] = *a.norm.residual_multiplier;
   if (!a.norm.bias) j["norm"]["bias"] = false;
+  if (!a.norm.weight) j["norm"]["weight"] = false;
   if (a.embedding.multiplier) j["embedding"]["multiplier"] = *a.embedding.multiplier;
   // A family's own sections (core/spec/family_section.h), by its codecs.
   register_builtin_families();
@@ -239,6 +240,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.norm.weight_offset = n.at("weight_offset").f64();
   a.norm.residual_multiplier = opt_f64(n, "residual_multiplier");
   a.norm.bias = !n.has("bias") || n.at("bias").boolean();
+  a.norm.weight = !n.has("weight") || n.at("weight").boolean();
   const JsonIn m = in.at("mlp");
   a.mlp.activation = enum_from(m.at("activation"),
                                {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu},

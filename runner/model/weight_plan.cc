@@ -71,6 +71,8 @@ int64_t covered(const Planned& p) {
 
 Tensor host_values(const WeightSource& src, const Planned& p) {
   Tensor t = covered(p) < p.numel() ? Tensor::zeros(DType::kF32, p.shape) : Tensor::empty(DType::kF32, p.shape);
+  if (p.fill != 0 && covered(p) < p.numel())
+    for (float& v : t.span<float>()) v = p.fill;
   for (const auto& piece : p.pieces) {
     const Tensor b = src.values(piece);
     std::memcpy(t.data_as<float>() + piece.at, b.data(), b.nbytes());
@@ -85,7 +87,15 @@ Tensor WeightMaker::operator()(const Planned& p) const {
   if (src == nullptr) return Tensor::empty(dtype, p.shape);
   if (backend == nullptr) return host_values(*src, p);
   Tensor t = backend->empty(dtype, p.shape);
-  if (covered(p) < p.numel()) backend->memset(t, 0);
+  if (covered(p) < p.numel()) {
+    if (p.fill == 0) {
+      backend->memset(t, 0);
+    } else {  // a constant (a unit norm weight): small, made on the host
+      Tensor c = Tensor::empty(DType::kF32, p.shape);
+      for (float& v : c.span<float>()) v = p.fill;
+      backend->upload(t, c.to_dtype(dtype));
+    }
+  }
   for (const auto& piece : p.pieces) src->fill(*backend, t, piece);
   return t;
 }

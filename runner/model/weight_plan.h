@@ -6,7 +6,8 @@
 //   a source, no backend: fp32 on the host, block by block (the master weights);
 //   a source and backend: in `dtype` on the backend, each block written in place
 //                       (random blocks drawn there), never a whole host copy.
-// Elements no block covers are zero (a padded vocab block).
+// Elements no block covers are `fill`: zero (a padded vocab block, a bias no checkpoint
+// has) or another constant (the unit weight of a norm without a learned one).
 #pragma once
 
 #include "core/tensor.h"
@@ -23,6 +24,7 @@ namespace fk::runner {
 struct Planned {
   Shape shape;
   std::vector<WeightPiece> pieces;
+  float fill = 0;  // the value of elements no piece covers
   int64_t numel() const { return shape_numel(shape); }
 };
 

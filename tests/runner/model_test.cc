@@ -224,6 +224,30 @@ TEST(Weights, LayerNormWithoutBiasHasAZeroOne) {
   EXPECT_GT(moved, 0) << "with a bias, the bias is drawn";
 }
 
+// norm.weight false (OLMo): every hidden-size norm scales by 1, read from no source; the
+// model equals the one whose drawn norm weights are all set to 1. q/k norms keep theirs.
+TEST(Weights, NormWithoutWeightScalesByOne) {
+  const spec::Workload w = fp32_prefill(2, 5);
+  const Tensor ids = token_ids(2, 5, 31, 3);
+  spec::Architecture plain = tiny("gpt-neox-20b");
+  spec::Architecture unit = plain;
+  unit.norm.weight = false;
+  ModelWeights wu = ModelWeights::generate(unit, Placement{}, 5);
+  ModelWeights wp = ModelWeights::generate(plain, Placement{}, 5);
+  std::vector<Tensor*> drawn = {&wp.final_norm_w};
+  for (auto& l : wp.layers) drawn.insert(drawn.end(), {&l.attn_norm_w, &l.mlp_norm_w});
+  const Tensor before = cpu_logits(plain, w, wp, ids);
+  for (Tensor* t : drawn) {
+    ASSERT_TRUE(t->defined());
+    for (float& v : t->span<float>()) v = 1.0f;
+  }
+  for (const Tensor* t : {&wu.final_norm_w, &wu.layers.at(0).attn_norm_w, &wu.layers.at(0).mlp_norm_w})
+    for (float v : t->span<float>()) ASSERT_EQ(v, 1.0f);
+  const Tensor ones = cpu_logits(plain, w, wp, ids), none = cpu_logits(unit, w, wu, ids);
+  EXPECT_GT(rel_l2(before, ones), 1e-3) << "the drawn weights are not all 1";
+  EXPECT_EQ(rel_l2(none, ones), 0.0);
+}
+
 // moe.shared_expert_gate (Qwen2-MoE): the shared experts' output times sigmoid(x . g).
 // With g = 0 the gate is exactly 1/2, so the model equals the ungated one whose shared
 // down projection is halved (a power of two: exact in fp32).

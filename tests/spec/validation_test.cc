@@ -144,6 +144,9 @@ const std::vector<Case>& cases() {
        "norm.residual_multiplier", "out of range", "residual_multiplier:"},
       {"NormBiasNeedsLayerNorm", [](std::string t) { return insert_after(t, "eps:", "  bias: false\n"); }, "norm.bias",
        "applies only to norm.kind layernorm", "bias:"},
+      {"NormWithoutWeightTakesNoOffset",
+       [](std::string t) { return insert_after(t, "eps:", "  weight: false\n  weight_offset: 1.0\n"); }, "norm.weight",
+       "nothing for norm.weight_offset", "weight:"},
       {"SharedExpertGateWithoutSharedExperts",
        [](std::string t) {
          return t + "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, shared_expert_gate: true}\n";

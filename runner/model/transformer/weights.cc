@@ -28,10 +28,17 @@ struct Gen {
 
   std::string layer_name(int64_t l, const std::string& rest) const { return fmt::format("model.layers.{}.{}", l, rest); }
 
-  Planned norm(const std::string& name, int64_t n = 0) const {
+  // A norm weight of n elements (a q/k norm's), as stored: Gemma's (1 + w) form gets the
+  // offset folded in, so the op multiplies by the tensor.
+  Planned scale(const std::string& name, int64_t n) const {
     const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;  // Gemma stores w in (1 + w)
-    // The offset is folded in: the op multiplies by the tensor.
-    return draw_vector(name, n > 0 ? n : a.hidden_size, c - 0.2f, c + 0.2f, static_cast<float>(a.norm.weight_offset));
+    return draw_vector(name, n, c - 0.2f, c + 0.2f, static_cast<float>(a.norm.weight_offset));
+  }
+  // A hidden-size norm's weight; 1 everywhere, read from no checkpoint, under norm.weight
+  // false (OLMo's non-parametric LayerNorm).
+  Planned norm(const std::string& name) const {
+    if (!a.norm.weight) return Planned{{a.hidden_size}, {}, 1.0f};
+    return scale(name, a.hidden_size);
   }
   // A LayerNorm without a bias (norm.bias false, Cohere) gets a zero one, read from no
   // checkpoint: the same op, and x * w + 0 is x * w.
@@ -72,8 +79,8 @@ struct Gen {
     if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
     if (a.attention.qk_norm) {  // per head [d], or over all heads (OLMo 2), replicated on every rank
       const bool full = a.attention.qk_norm_full;
-      w.q_norm = make(norm(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
-      w.k_norm = make(norm(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
+      w.q_norm = make(scale(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
+      w.k_norm = make(scale(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
     }
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
