@@ -104,6 +104,10 @@ void fill_gpt2(ConfigReader& r, Architecture& a) {
 void fill_gpt_bigcode(ConfigReader& r, Architecture& a) {
   gpt2_body(r, a, "gelu_pytorch_tanh");
   if (r.boolean_or("multi_query", true)) a.num_key_value_heads = 1;
+  // transformers 5 writes the kv head count multi_query implies; it must agree.
+  if (const Json* kv = r.get("num_key_value_heads"); kv != nullptr && *kv != a.num_key_value_heads)
+    r.fail_value("num_key_value_heads", *kv,
+                 fmt::format("{} (multi_query gives {} kv heads)", a.num_key_value_heads, a.num_key_value_heads));
   r.ignore({"attention_softmax_in_fp32", "scale_attention_softmax_in_fp32"});
 }
 

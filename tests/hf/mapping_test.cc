@@ -111,7 +111,8 @@ TEST_P(EveryFixture, ShippedMapMatchesHf) {
 INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma",
                                            "gemma2", "gemma3_text", "phi3", "bert", "gpt2", "starcoder2", "opt",
-                                           "gpt_neox", "phi", "gptj"));
+                                           "gpt_neox", "phi", "gptj", "granite", "cohere", "qwen2_moe", "olmo2",
+                                           "stablelm", "gpt_bigcode"));
 
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
@@ -156,6 +157,20 @@ TEST(WrongMapping, GptNeoxFusedQkvReadAsContiguousBlocksFailsParity) {
                                 if (r.group == 0) return;
                                 r.offset = r.offset / r.group * (r.total / 3);
                                 r.group = 0;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, GptBigCodeMultiQueryKeyAndValueRowsSwappedFailParity) {
+  // Under multi-query, c_attn holds q rows, then the one k head's, then the v head's;
+  // reading v where k is has the right shape and the wrong numbers.
+  const Fixture f = fixture("gpt_bigcode");
+  ASSERT_EQ(f.arch.num_key_value_heads, 1);
+  const int64_t q = f.arch.num_attention_heads * f.arch.head_dim, kv = f.arch.head_dim;
+  const CheckpointWeights bad(f.checkpoint(), f.arch,
+                              edited("gpt_bigcode", [q, kv](const std::string&, TensorRef& r) {
+                                if (r.name.find("c_attn") == std::string::npos || r.offset < q) return;
+                                r.offset = r.offset == q ? q + kv : q;
                               }));
   EXPECT_GT(output_error(f, bad), 1e-2);
 }
