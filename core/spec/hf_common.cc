@@ -69,7 +69,8 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
   a.max_position_embeddings =
       r.integer_or("max_position_embeddings", d.max_position_embeddings, limits::kMaxPositionEmbeddings);
   a.norm.kind = NormKind::kRmsNorm;
-  a.norm.eps = r.number_or(d.norm_eps_key, d.rms_norm_eps, limits::kNormEps);
+  // No key (OLMo): the eps is fixed by the model's code.
+  a.norm.eps = d.norm_eps_key == nullptr ? d.rms_norm_eps : r.number_or(d.norm_eps_key, d.rms_norm_eps, limits::kNormEps);
   a.norm.placement = NormPlacement::kPre;
   a.norm.weight_offset = 0.0;
   a.mlp.activation = activation_from(r, d.hidden_act_key, r.string_or(d.hidden_act_key, d.hidden_act));

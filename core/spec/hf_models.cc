@@ -22,12 +22,19 @@ const std::vector<ModelImporter>& model_importers() {
       {"gpt_bigcode", "GPTBigCodeConfig", "gpt-bigcode", fill_gpt_bigcode},
       {"gpt_neox", "GPTNeoXConfig", "gpt-neox", fill_gpt_neox},
       {"gptj", "GPTJConfig", "gpt-j", fill_gptj},
+      {"glm", "GlmConfig", "glm", fill_glm},
+      {"glm4", "Glm4Config", "glm", fill_glm4},
       {"granite", "GraniteConfig", "granite", fill_granite},
+      {"granitemoe", "GraniteMoeConfig", "granite", fill_granitemoe},
+      {"granitemoeshared", "GraniteMoeSharedConfig", "granite", fill_granitemoeshared},
+      {"helium", "HeliumConfig", "helium", fill_helium},
       {"llama", "LlamaConfig", "llama", fill_llama},
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"olmo", "OlmoConfig", "olmo", fill_olmo},
       {"olmo2", "Olmo2Config", "olmo", fill_olmo2},
+      {"olmoe", "OlmoeConfig", "olmo", fill_olmoe},
       {"opt", "OPTConfig", "opt", fill_opt},
       {"phi", "PhiConfig", "phi", fill_phi},
       {"phi3", "Phi3Config", "phi3", fill_phi3},
@@ -35,6 +42,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
       {"qwen2_moe", "Qwen2MoeConfig", "qwen2", fill_qwen2_moe},
       {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
+      {"seed_oss", "SeedOssConfig", "seed-oss", fill_seed_oss},
       {"stablelm", "StableLmConfig", "stablelm", fill_stablelm},
       {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
   };
@@ -47,11 +55,21 @@ const ModelImporter* find_importer(const std::string& model_type) {
   return nullptr;
 }
 
-namespace {
-
 std::vector<LayerType> uniform(int64_t layers, LayerType t) {
   return std::vector<LayerType>(static_cast<size_t>(layers), t);
 }
+
+void read_granite_scales(ConfigReader& r, Architecture& a) {
+  a.attention.scale = r.number_or("attention_multiplier", 1.0, limits::kAttentionScale);
+  if (const double m = r.number_or("embedding_multiplier", 1.0, limits::kMultiplier); m != 1.0)
+    a.embedding.multiplier = m;
+  if (const double m = r.number_or("residual_multiplier", 1.0, limits::kMultiplier); m != 1.0)
+    a.norm.residual_multiplier = m;
+  if (const double d = r.number_or("logits_scaling", 1.0, limits::kLogitScale); d != 1.0)
+    a.head.logit_scale = 1.0 / d;
+}
+
+namespace {
 
 // sliding_window with the class default `def` when absent; null -> none.
 std::optional<int64_t> read_window(ConfigReader& r, std::optional<int64_t> def) {
@@ -126,13 +144,7 @@ void fill_granite(ConfigReader& r, Architecture& a) {
   r.ignore({"is_decoder", "pretraining_tp"});
   set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
-  a.attention.scale = r.number_or("attention_multiplier", 1.0, limits::kAttentionScale);
-  if (const double m = r.number_or("embedding_multiplier", 1.0, limits::kMultiplier); m != 1.0)
-    a.embedding.multiplier = m;
-  if (const double m = r.number_or("residual_multiplier", 1.0, limits::kMultiplier); m != 1.0)
-    a.norm.residual_multiplier = m;
-  if (const double d = r.number_or("logits_scaling", 1.0, limits::kLogitScale); d != 1.0)
-    a.head.logit_scale = 1.0 / d;
+  read_granite_scales(r, a);
 }
 
 // OLMo 2 (Olmo2ForCausalLM): Llama's layers with the norms moved onto the branch

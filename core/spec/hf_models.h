@@ -44,7 +44,7 @@ struct DecoderDefaults {
   std::optional<int64_t> vocab_size = std::nullopt;           // nullopt: required
   const char* hidden_act_key = "hidden_act";
   const char* hidden_act = "silu";
-  const char* norm_eps_key = "rms_norm_eps";
+  const char* norm_eps_key = "rms_norm_eps";  // nullptr: no key, rms_norm_eps is fixed
 };
 
 // hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
@@ -84,6 +84,10 @@ RopeRead read_rope(ConfigReader& r, double default_theta);
 void apply_rope(ConfigReader& r, Architecture& a, const RopeRead& rope, std::optional<double> local_theta,
                 bool partial_allowed);
 
+// Rope on the first part of each head: rope_parameters / partial_rotary_factor when the
+// config gives a fraction, else the config class's `default_fraction` (recorded).
+void partial_rope(ConfigReader& r, Architecture& a, double default_fraction);
+
 // 5.x per-layer `layer_types` ("full_attention" / "sliding_attention"), checked against
 // num_hidden_layers; nullopt when absent or null.
 std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t layers);
@@ -93,6 +97,14 @@ std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t 
 // layer without a window is an error on `window_key`).
 void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<LayerType>& per_layer,
                        std::optional<int64_t> window, const char* window_key);
+
+// Every layer of one kind.
+std::vector<LayerType> uniform(int64_t layers, LayerType t);
+
+// Granite's muP scales (Granite, GraniteMoe, GraniteMoeShared): attention_multiplier is
+// the softmax scale itself (default 1.0), embedding_multiplier and residual_multiplier
+// multiply the embeddings and each branch, the logits are divided by logits_scaling.
+void read_granite_scales(ConfigReader& r, Architecture& a);
 
 // The fill functions of the registry (hf_models.cc, hf_models_gemma.cc,
 // hf_models_classic.cc, hf_models_parallel.cc, hf_models_mamba.cc).
@@ -120,5 +132,13 @@ void fill_qwen2_moe(ConfigReader& r, Architecture& a);
 void fill_olmo2(ConfigReader& r, Architecture& a);
 void fill_stablelm(ConfigReader& r, Architecture& a);
 void fill_gpt_bigcode(ConfigReader& r, Architecture& a);
+void fill_olmo(ConfigReader& r, Architecture& a);
+void fill_olmoe(ConfigReader& r, Architecture& a);
+void fill_helium(ConfigReader& r, Architecture& a);
+void fill_seed_oss(ConfigReader& r, Architecture& a);
+void fill_glm(ConfigReader& r, Architecture& a);
+void fill_glm4(ConfigReader& r, Architecture& a);
+void fill_granitemoe(ConfigReader& r, Architecture& a);
+void fill_granitemoeshared(ConfigReader& r, Architecture& a);
 
 }  // namespace fk::spec::hf

@@ -50,8 +50,8 @@ std::optional<double> number_if(ConfigReader& r, const char* key) {
   return r.number(key);
 }
 
-// Rope on the first part of each head: rope_parameters / partial_rotary_factor when
-// the config gives a fraction, else the config class's `default_fraction`.
+}  // namespace
+
 void partial_rope(ConfigReader& r, Architecture& a, double default_fraction) {
   const bool given = rope_gives_partial(r);
   RopeRead rope = read_rope(r, 10000.0);
@@ -61,8 +61,6 @@ void partial_rope(ConfigReader& r, Architecture& a, double default_fraction) {
   }
   apply_rope(r, a, rope, std::nullopt, true);
 }
-
-}  // namespace
 
 void fill_gpt_neox(ConfigReader& r, Architecture& a) {
   a.hidden_size = r.integer_or("hidden_size", 6144, limits::kHiddenSize);

@@ -76,6 +76,11 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
     return f.read_block(src, 0, 1, ref.offset + c0, nc);
   }
   const int64_t out_rows = ref.total > 0 ? ref.total : rows;
+  if (ref.stack > 0) {  // [stack, rows, cols] stored, read as [stack * rows, cols]
+    const std::vector<int64_t> want = {ref.stack, out_rows / ref.stack, cols};
+    if (ref.transpose || ref.group > 0 || out_rows % ref.stack != 0 || e.shape != want) mismatch(shape_str(want));
+    return f.read_block(src, ref.offset + r0, nr, c0, nc);
+  }
   if (!ref.transpose) {
     const std::vector<int64_t> shape = squeezed(e.shape);
     if (shape.size() != 2 || shape[0] != out_rows || shape[1] != cols) mismatch(shape_str({out_rows, cols}));

@@ -36,6 +36,9 @@ struct TensorRef {
   // one. 0: contiguous (row offset + r).
   int64_t group = 0;
   int64_t stride = 0;
+  // The fused tensor is stored as `stack` matrices, [stack, total / stack, cols]
+  // (GraniteMoe's experts), and read as the [total, cols] they make. 0: stored 2-D.
+  int64_t stack = 0;
 };
 
 struct TensorMap {

@@ -461,6 +461,122 @@ TEST(HfImportGptBigCode, MultiQueryByDefault) {
   EXPECT_NE(import_error(c).find("scale_attn_weights"), std::string::npos) << import_error(c);
 }
 
+// A small decoder config of `model_type` (64 wide, 4 heads, 2 layers) plus `extra`.
+nlohmann::json small_decoder(const std::string& model_type, const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json c = {{"model_type", model_type}, {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 300}};
+  c.update(extra);
+  return c;
+}
+
+// OLMo: LayerNorm without weight or bias (eps fixed at 1e-5), written and read back.
+TEST(HfImportOlmo, NonParametricLayerNorm) {
+  nlohmann::json c = small_decoder("olmo", {{"attention_bias", true}});
+  const spec::HfImport imp = spec::hf_config_import(c, "olmo/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_FALSE(a.norm.weight);
+  EXPECT_FALSE(a.norm.bias);
+  EXPECT_EQ(a.norm.eps, 1e-5);
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_TRUE(a.attention.out_bias);
+  TempSpecs tmp;
+  const Architecture back = write_and_load(imp, tmp, "olmo.yaml");
+  EXPECT_FALSE(back.norm.weight);
+  EXPECT_EQ(back, a);
+  c["clip_qkv"] = 8.0;
+  EXPECT_NE(import_error(c).find("clip_qkv"), std::string::npos) << import_error(c);
+  c.erase("clip_qkv");
+  c["layer_norm_eps"] = 1e-6;  // not OlmoConfig's: refused, not silently read
+  EXPECT_NE(import_error(c).find("layer_norm_eps"), std::string::npos) << import_error(c);
+}
+
+// OLMoE: full-width q/k norms, softmax-then-top-k routing without renormalising by default.
+TEST(HfImportOlmoe, FullWidthQkNormAndUnnormalisedTopK) {
+  nlohmann::json c = small_decoder("olmoe", {{"num_experts", 8}, {"num_experts_per_tok", 2}});
+  const Architecture a = spec::hf_config_import(c, "olmoe/config.json").arch;
+  EXPECT_TRUE(a.attention.qk_norm_full);
+  EXPECT_EQ(a.moe.num_experts, 8);
+  EXPECT_EQ(a.moe.experts_per_token, 2);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 128);
+  EXPECT_FALSE(a.moe.renormalize);
+  EXPECT_EQ(a.norm.eps, 1e-5);
+  c["norm_topk_prob"] = true;
+  EXPECT_TRUE(spec::hf_config_import(c, "olmoe/config.json").arch.moe.renormalize);
+  c["head_dim"] = 32;  // q norm is hidden_size wide in HF: heads x head_dim must be hidden
+  EXPECT_NE(import_error(c).find("head_dim"), std::string::npos) << import_error(c);
+}
+
+// Helium: rope over the whole head with adjacent pairs, default theta 1e5; o_proj unbiased.
+TEST(HfImportHelium, GptjRopeAndQkvOnlyBias) {
+  nlohmann::json c = small_decoder("helium", {{"head_dim", 16}, {"num_key_value_heads", 2}, {"attention_bias", true}});
+  const Architecture a = spec::hf_config_import(c, "helium/config.json").arch;
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
+  EXPECT_EQ(a.position.partial_rotary_factor, 1.0);
+  EXPECT_EQ(a.position.rope_theta, 100000.0);
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_EQ(a.norm.eps, 1e-8);
+  c["head_dim"] = 32;
+  EXPECT_NE(import_error(c).find("head_dim"), std::string::npos) << import_error(c);
+}
+
+// Seed-OSS: q/k/v bias on by default, o and MLP biases by their own switches.
+TEST(HfImportSeedOss, SeparateBiasSwitches) {
+  nlohmann::json c = small_decoder("seed_oss", {{"num_key_value_heads", 2}});
+  Architecture a = spec::hf_config_import(c, "seed_oss/config.json").arch;
+  EXPECT_EQ(a.head_dim, 128) << "SeedOssConfig's default head_dim, not hidden / heads";
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_FALSE(a.mlp.bias);
+  c["attention_out_bias"] = true;
+  c["mlp_bias"] = true;
+  a = spec::hf_config_import(c, "seed_oss/config.json").arch;
+  EXPECT_TRUE(a.attention.out_bias);
+  EXPECT_TRUE(a.mlp.bias);
+}
+
+// GLM: half of each head rotated with adjacent pairs; GLM-4 adds the branch-output norms.
+TEST(HfImportGlm, PartialGptjRopeAndGlm4Sandwich) {
+  nlohmann::json c = small_decoder("glm", {{"head_dim", 16}, {"num_key_value_heads", 2}});
+  const Architecture a = spec::hf_config_import(c, "glm/config.json").arch;
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
+  EXPECT_EQ(a.position.partial_rotary_factor, 0.5);
+  EXPECT_EQ(a.rotary_dim(), 8);
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_FALSE(a.attention.out_bias);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPre);
+  c["model_type"] = "glm4";
+  c["partial_rotary_factor"] = 0.25;
+  const Architecture g4 = spec::hf_config_import(c, "glm4/config.json").arch;
+  EXPECT_EQ(g4.norm.placement, spec::NormPlacement::kSandwich);
+  EXPECT_EQ(g4.norm.weight_offset, 0.0) << "GLM-4's RMSNorm scales by w, not 1 + w";
+  EXPECT_EQ(g4.rotary_dim(), 4);
+}
+
+// GraniteMoe: Granite's scales over top-k-then-softmax experts; the shared variant adds an
+// ungated shared expert only when shared_intermediate_size > 0.
+TEST(HfImportGraniteMoe, ScalesExpertsAndSharedExpert) {
+  nlohmann::json c = small_decoder("granitemoe", {{"num_local_experts", 4},
+                                                  {"num_experts_per_tok", 2},
+                                                  {"attention_multiplier", 0.25},
+                                                  {"logits_scaling", 2.0}});
+  const Architecture a = spec::hf_config_import(c, "granitemoe/config.json").arch;
+  EXPECT_EQ(a.moe.num_experts, 4);
+  EXPECT_TRUE(a.moe.renormalize) << "a softmax over the top-k logits";
+  EXPECT_EQ(a.moe.moe_intermediate_size, 128);
+  EXPECT_EQ(a.attention.scale, 0.25);
+  EXPECT_EQ(a.head.logit_scale, 0.5);
+  EXPECT_EQ(a.moe.shared_experts, 0);
+  c["model_type"] = "granitemoeshared";
+  EXPECT_EQ(spec::hf_config_import(c, "gms/config.json").arch.moe.shared_experts, 0) << "shared size 0: none";
+  c["shared_intermediate_size"] = 96;
+  const Architecture s = spec::hf_config_import(c, "gms/config.json").arch;
+  EXPECT_EQ(s.moe.shared_experts, 1);
+  EXPECT_EQ(s.moe.shared_intermediate_size, 96);
+  EXPECT_FALSE(s.moe.shared_expert_gate);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

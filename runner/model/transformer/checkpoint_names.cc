@@ -64,18 +64,25 @@ TensorRef mixtral(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// A layer's gate and up projections as the halves of one gate_up_proj (gate first:
+// Phi-3, GLM); nullopt for other names.
+std::optional<TensorRef> fused_gate_up(const std::string& rest, const std::string& base, int64_t inter) {
+  if (rest == "mlp.gate_proj.weight") return TensorRef{base + "mlp.gate_up_proj.weight", 0, 2 * inter};
+  if (rest == "mlp.up_proj.weight") return TensorRef{base + "mlp.gate_up_proj.weight", inter, 2 * inter};
+  return std::nullopt;
+}
+
 TensorRef phi3(const std::string& canonical, const Architecture& a) {
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string base = fmt::format("model.layers.{}.", l);
   const int64_t q = a.num_attention_heads * a.head_dim, kv = a.num_key_value_heads * a.head_dim;
-  const int64_t qkv = q + 2 * kv, inter = a.intermediate_size;
+  const int64_t qkv = q + 2 * kv;
   if (rest == "self_attn.q_proj.weight") return {base + "self_attn.qkv_proj.weight", 0, qkv};
   if (rest == "self_attn.k_proj.weight") return {base + "self_attn.qkv_proj.weight", q, qkv};
   if (rest == "self_attn.v_proj.weight") return {base + "self_attn.qkv_proj.weight", q + kv, qkv};
-  if (rest == "mlp.gate_proj.weight") return {base + "mlp.gate_up_proj.weight", 0, 2 * inter};
-  if (rest == "mlp.up_proj.weight") return {base + "mlp.gate_up_proj.weight", inter, 2 * inter};
+  if (auto r = fused_gate_up(rest, base, a.intermediate_size)) return *r;
   return {canonical};
 }
 
@@ -239,21 +246,74 @@ TensorRef gptj(const std::string& canonical, const Architecture&) {
   return {h + rest};
 }
 
+// GLM and GLM-4: Llama's names but the fused gate_up_proj; GLM-4's four norms are
+// input_layernorm, post_self_attn_layernorm (the attention output's), post_attention_layernorm
+// (the MLP input's) and post_mlp_layernorm, which are, in the sandwich form's canonical
+// names, input, post-attention, pre-feedforward and post-feedforward.
+TensorRef glm(const std::string& canonical, const Architecture& a) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (auto r = fused_gate_up(rest, base, a.intermediate_size)) return *r;
+  if (a.norm.placement == spec::NormPlacement::kSandwich) {
+    if (auto r = renamed(rest, "post_attention_layernorm.", base + "post_self_attn_layernorm.")) return *r;
+    if (auto r = renamed(rest, "pre_feedforward_layernorm.", base + "post_attention_layernorm.")) return *r;
+    if (auto r = renamed(rest, "post_feedforward_layernorm.", base + "post_mlp_layernorm.")) return *r;
+  }
+  return {canonical};
+}
+
+// GraniteMoe / GraniteMoeShared: the experts stacked in block_sparse_moe.input_linear
+// ([experts, 2 x intermediate, hidden], each expert's gate rows first) and output_linear
+// ([experts, hidden, intermediate]); the router is block_sparse_moe.router.layer; the
+// shared expert's gate and up are the halves of shared_mlp.input_linear.
+TensorRef granitemoe(const std::string& canonical, const Architecture& a) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  const int64_t e = a.moe.num_experts, im = a.moe.moe_intermediate_size, h = a.hidden_size;
+  if (rest == "mlp.gate.weight") return {base + "block_sparse_moe.router.layer.weight"};
+  static const std::regex expert(R"(^mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight$)");
+  std::smatch m;
+  if (std::regex_match(rest, m, expert)) {
+    const int64_t x = std::stoll(m[1].str());
+    TensorRef ref;
+    if (m[2].str() == "down") {
+      ref = {base + "block_sparse_moe.output_linear.weight", x * h, e * h};
+    } else {
+      ref = {base + "block_sparse_moe.input_linear.weight", x * 2 * im + (m[2].str() == "up" ? im : 0), e * 2 * im};
+    }
+    ref.stack = e;
+    return ref;
+  }
+  const int64_t s = a.moe.shared_intermediate_size;
+  if (rest == "mlp.shared_expert.gate_proj.weight") return {base + "shared_mlp.input_linear.weight", 0, 2 * s};
+  if (rest == "mlp.shared_expert.up_proj.weight") return {base + "shared_mlp.input_linear.weight", s, 2 * s};
+  if (rest == "mlp.shared_expert.down_proj.weight") return {base + "shared_mlp.output_linear.weight"};
+  return {canonical};
+}
+
 }  // namespace
 
 std::vector<std::string> hf_supported_model_types() {
   return {"llama",       "mistral", "qwen2",  "qwen3",     "qwen3_moe",  "mixtral", "gemma",    "gemma2",
           "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
           "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
-          "gpt_bigcode"};
+          "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
+          "glm4",        "granitemoe", "granitemoeshared"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3" ||
       model_type == "qwen3_moe" || model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text" ||
       model_type == "granite" || model_type == "cohere" || model_type == "qwen2_moe" || model_type == "olmo2" ||
-      model_type == "stablelm")
+      model_type == "stablelm" || model_type == "olmo" || model_type == "olmoe" || model_type == "helium" ||
+      model_type == "seed_oss")
     return {model_type, {""}, same};
+  if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
+  if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};
   if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
