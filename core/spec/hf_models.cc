@@ -14,12 +14,15 @@ namespace fk::spec::hf {
 const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
       {"bert", "BertConfig", "bert", fill_bert},
+      {"biogpt", "BioGptConfig", "biogpt", fill_biogpt},
       {"cohere", "CohereConfig", "cohere", fill_cohere},
+      {"falcon", "FalconConfig", "falcon", fill_falcon},
       {"gemma", "GemmaConfig", "gemma", fill_gemma},
       {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
       {"gemma3_text", "Gemma3TextConfig", "gemma3", fill_gemma3_text},
       {"gpt2", "GPT2Config", "gpt2", fill_gpt2},
       {"gpt_bigcode", "GPTBigCodeConfig", "gpt-bigcode", fill_gpt_bigcode},
+      {"gpt_neo", "GPTNeoConfig", "gpt-neo", fill_gpt_neo},
       {"gpt_neox", "GPTNeoXConfig", "gpt-neox", fill_gpt_neox},
       {"gptj", "GPTJConfig", "gpt-j", fill_gptj},
       {"glm", "GlmConfig", "glm", fill_glm},

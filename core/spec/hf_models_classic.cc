@@ -5,7 +5,8 @@
 // attention with biases everywhere and an ungated MLP. StarCoder2 is their GQA, rope
 // successor: pre-LayerNorm, biases (use_bias), an ungated MLP, a sliding window.
 // GPT-BigCode (SantaCoder, StarCoder 1) is GPT-2 with Linear projections and, by
-// default, multi-query attention.
+// default, multi-query attention; GPT-Neo is too, with unscaled scores and local layers;
+// BioGPT is OPT's decoder with scaled embeddings.
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
@@ -111,6 +112,104 @@ void fill_gpt_bigcode(ConfigReader& r, Architecture& a) {
   r.ignore({"attention_softmax_in_fp32", "scale_attention_softmax_in_fp32"});
 }
 
+namespace {
+
+// GPT-Neo's attention_types ([[["global", "local"], 12]]: each list repeated its count of
+// times) as per-layer kinds; an attention_layers key (the expanded list HF derives and
+// some configs carry) must agree.
+std::vector<LayerType> gpt_neo_layers(ConfigReader& r, int64_t layers) {
+  std::vector<std::string> names;
+  const Json* types = r.get("attention_types");
+  if (types == nullptr) {
+    r.note_default("attention_types", "[[[\"global\", \"local\"], 12]]");
+    for (int i = 0; i < 12; ++i) names.insert(names.end(), {"global", "local"});
+  } else {
+    const auto bad = [&] { r.fail_value("attention_types", *types, "a list of [[kind, ...], count] pairs"); };
+    if (!types->is_array()) bad();
+    for (const Json& item : *types) {
+      if (!item.is_array() || item.size() != 2 || !item[0].is_array() || !item[1].is_number_integer() ||
+          item[1].get<int64_t>() < 0 || item[1].get<int64_t>() > limits::kNumHiddenLayers.max)
+        bad();
+      for (int64_t i = 0; i < item[1].get<int64_t>(); ++i)
+        for (const Json& k : item[0]) {
+          if (!k.is_string()) bad();
+          names.push_back(k.get<std::string>());
+        }
+    }
+  }
+  if (static_cast<int64_t>(names.size()) != layers)
+    r.fail("attention_types", fmt::format("gives {} layers, expected num_layers ({})", names.size(), layers));
+  if (const Json* listed = r.get("attention_layers"); listed != nullptr && *listed != Json(names))
+    r.fail_value("attention_layers", *listed, "the expansion of attention_types");
+  std::vector<LayerType> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "global" && names[i] != "local")
+      r.fail("attention_types", fmt::format("layer {} is \"{}\", expected \"global\" or \"local\"", i, names[i]));
+    out.push_back(names[i] == "local" ? LayerType::kSliding : LayerType::kFull);
+  }
+  return out;
+}
+
+}  // namespace
+
+// GPT-Neo: GPT-2's pre-LayerNorm layer with Linear projections, no q/k/v bias, scores
+// not scaled (a softmax scale of 1), and local layers attending to the last window_size
+// tokens (the query's own included).
+void fill_gpt_neo(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 2048, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_layers", 24, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_heads", 16, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_heads");
+  a.vocab_size = r.integer_or("vocab_size", 50257, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
+  if (r.has_value("intermediate_size")) {
+    a.intermediate_size = r.integer("intermediate_size", limits::kIntermediateSize);
+  } else {
+    r.get("intermediate_size");
+    r.note_default("intermediate_size", "4 x hidden_size");
+    a.intermediate_size = 4 * a.hidden_size;
+  }
+  a.mlp.activation =
+      activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
+  const std::vector<LayerType> per_layer = gpt_neo_layers(r, a.num_hidden_layers);
+  const int64_t window = r.integer_or("window_size", 256, limits::kSlidingWindow);
+  r.ignore({"resid_dropout", "embed_dropout", "classifier_dropout", "is_decoder"});
+  classic_common(r, a);
+  set_layer_pattern(r, a, per_layer, window, "window_size");
+  a.attention.qkv_bias = false;  // GPTNeoSelfAttention: q/k/v_proj without bias, out_proj with
+  a.attention.out_bias = true;
+  a.attention.scale = 1.0;
+  a.attention.causal = true;
+  a.norm.placement = NormPlacement::kPre;
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;  // ln_f
+}
+
+// BioGPT: OPT's decoder (learned positions stored from row 2, biases everywhere, pre-
+// LayerNorm) with token embeddings x sqrt(hidden_size) under scale_embedding; every
+// LayerNorm is nn.LayerNorm's default eps (layer_norm_eps is read by no module).
+void fill_biogpt(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 1024, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 24, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 16, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  a.intermediate_size = r.integer_or("intermediate_size", 4096, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", 42384, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 1024, limits::kMaxPositionEmbeddings);
+  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "gelu"));
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
+  a.embedding.scale_by_sqrt_hidden = r.boolean_or("scale_embedding", true);
+  r.ignore({"layer_norm_eps", "hidden_dropout_prob", "attention_probs_dropout_prob", "activation_dropout",
+            "layerdrop", "is_decoder"});
+  classic_common(r, a);
+  a.norm.eps = 1e-5;
+  a.attention.causal = true;
+  a.norm.placement = NormPlacement::kPre;
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;  // biogpt.layer_norm
+}
 
 void fill_opt(ConfigReader& r, Architecture& a) {
   a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);

@@ -207,3 +207,83 @@ void fill_cohere(ConfigReader& r, Architecture& a) {
 }
 
 }  // namespace fk::spec::hf
+
+namespace fk::spec::hf {
+
+// Falcon (FalconForCausalLM): LayerNorm with bias, rope over the whole head, an ungated
+// MLP of ffn_hidden_size, biases on every projection by `bias`, a tied head by default.
+// The layer: sequential pre-norm (parallel_attn false), or attention and MLP reading the
+// layer input through one input_layernorm (Falcon-7B) or two, ln_attn and ln_mlp
+// (new_decoder_architecture: Falcon-40B/180B, num_ln_in_parallel_attn 2 by default).
+// kv heads: num_kv_heads under the new architecture, one under multi_query, else all.
+void fill_falcon(ConfigReader& r, Architecture& a) {
+  // n_embed is FalconConfig's own alias of hidden_size; the other RefinedWeb keys are not.
+  const char* hidden_key = r.has_value("n_embed") && !r.has_value("hidden_size") ? "n_embed" : "hidden_size";
+  a.hidden_size = r.integer_or(hidden_key, 4544, limits::kHiddenSize);
+  if (hidden_key == std::string("hidden_size")) r.ignore({"n_embed"});
+  for (const char* legacy : {"n_head", "n_layer", "n_head_kv"})
+    if (r.has(legacy))
+      r.fail(legacy, "is a RefinedWeb key FalconConfig does not read (convert the config with transformers' "
+                     "convert_custom_code_checkpoint.py, which renames it)");
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 32, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 71, limits::kHeads);
+  if (a.hidden_size % a.num_attention_heads != 0)
+    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
+                                              a.num_attention_heads, a.hidden_size));
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.vocab_size = r.integer_or("vocab_size", 65024, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
+  if (r.has_value("ffn_hidden_size")) {
+    a.intermediate_size = r.integer("ffn_hidden_size", limits::kIntermediateSize);
+  } else {  // absent or null: 4 x hidden_size
+    r.get("ffn_hidden_size");
+    r.note_default("ffn_hidden_size", "4 x hidden_size");
+    a.intermediate_size = 4 * a.hidden_size;
+  }
+  a.mlp.activation = activation_from(r, "activation", r.string_or("activation", "gelu"));
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
+  if (r.boolean_or("alibi", false)) r.fail("alibi", "found true, expected false (ALiBi positions are not supported)");
+  const bool bias = r.boolean_or("bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+
+  const bool new_arch = r.boolean_or("new_decoder_architecture", false);
+  const bool multi_query = r.boolean_or("multi_query", true);
+  const bool parallel = r.boolean_or("parallel_attn", true);
+  const std::optional<int64_t> kv = r.optional_integer("num_kv_heads", limits::kHeads);
+  const std::optional<int64_t> norms = r.optional_integer("num_ln_in_parallel_attn", 1);
+  if (norms && *norms > 2)
+    r.fail("num_ln_in_parallel_attn", fmt::format("found {}, expected 1 or 2", *norms));
+  if (new_arch) {
+    if (!parallel)
+      r.fail("parallel_attn", "found false, expected true (FalconDecoderLayer has no sequential form of "
+                              "new_decoder_architecture)");
+    a.num_key_value_heads = kv.value_or(a.num_attention_heads);
+    a.norm.placement = norms.value_or(2) == 2 ? NormPlacement::kParallel : NormPlacement::kParallelShared;
+  } else {
+    a.num_key_value_heads = multi_query ? 1 : kv.value_or(a.num_attention_heads);
+    if (!multi_query && a.num_key_value_heads != a.num_attention_heads)
+      r.fail("num_kv_heads", fmt::format("found {}, expected num_attention_heads ({}): without multi_query or "
+                                         "new_decoder_architecture every head has its own k and v",
+                                         a.num_key_value_heads, a.num_attention_heads));
+    if (parallel && norms.value_or(1) == 2)
+      r.fail("num_ln_in_parallel_attn", "found 2, expected 1 or null (two parallel norms need "
+                                        "new_decoder_architecture)");
+    a.norm.placement = parallel ? NormPlacement::kParallelShared : NormPlacement::kPre;
+  }
+  check_heads(r, a, "num_attention_heads", "num_kv_heads");
+  a.norm.kind = NormKind::kLayerNorm;
+  a.norm.weight_offset = 0.0;
+  a.mlp.gated = false;
+  a.mlp.bias = bias;
+  a.attention.causal = true;
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;  // ln_f
+  // apply_residual_connection_post_layernorm is carried by old configs and read by nothing.
+  r.ignore({"is_decoder", "apply_residual_connection_post_layernorm", "hidden_dropout", "attention_dropout"});
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+}  // namespace fk::spec::hf

@@ -577,6 +577,91 @@ TEST(HfImportGraniteMoe, ScalesExpertsAndSharedExpert) {
   EXPECT_FALSE(s.moe.shared_expert_gate);
 }
 
+// Falcon's three layer forms and kv layouts, and the combinations HF itself cannot run.
+TEST(HfImportFalcon, LayerFormsAndKvHeads) {
+  nlohmann::json c = {{"model_type", "falcon"}, {"hidden_size", 64}, {"num_hidden_layers", 2},
+                      {"num_attention_heads", 8}, {"vocab_size", 300}};
+  Architecture a = spec::hf_config_import(c, "falcon/config.json").arch;  // Falcon-7B's form
+  EXPECT_EQ(a.num_key_value_heads, 1) << "multi_query by default";
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kParallelShared);
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_EQ(a.intermediate_size, 256);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGelu);
+  EXPECT_FALSE(a.mlp.gated);
+  EXPECT_FALSE(a.attention.qkv_bias);
+  EXPECT_TRUE(a.embedding.tied);
+  c["new_decoder_architecture"] = true;  // Falcon-40B's
+  c["num_kv_heads"] = 2;
+  c["bias"] = true;
+  a = spec::hf_config_import(c, "falcon/config.json").arch;
+  EXPECT_EQ(a.num_key_value_heads, 2);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kParallel) << "ln_attn and ln_mlp";
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_TRUE(a.mlp.bias);
+  c["num_ln_in_parallel_attn"] = 1;  // Falcon 2's
+  EXPECT_EQ(spec::hf_config_import(c, "falcon/config.json").arch.norm.placement,
+            spec::NormPlacement::kParallelShared);
+  c["parallel_attn"] = false;
+  EXPECT_NE(import_error(c).find("parallel_attn"), std::string::npos) << import_error(c);
+  c.erase("num_ln_in_parallel_attn");
+  c["new_decoder_architecture"] = false;
+  c["multi_query"] = false;
+  c["num_kv_heads"] = 8;
+  a = spec::hf_config_import(c, "falcon/config.json").arch;
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPre) << "sequential: input and post-attention norms";
+  EXPECT_EQ(a.num_key_value_heads, 8);
+  c["num_kv_heads"] = 2;
+  EXPECT_NE(import_error(c).find("num_kv_heads"), std::string::npos) << import_error(c);
+  c["num_kv_heads"] = 8;
+  c["alibi"] = true;
+  EXPECT_NE(import_error(c).find("alibi"), std::string::npos) << import_error(c);
+  c.erase("alibi");
+  c["n_head"] = 8;
+  EXPECT_NE(import_error(c).find("n_head"), std::string::npos) << import_error(c);
+}
+
+// GPT-Neo: unscaled scores, global and local layers from attention_types.
+TEST(HfImportGptNeo, UnscaledScoresAndLocalLayers) {
+  nlohmann::json c = {{"model_type", "gpt_neo"},
+                      {"hidden_size", 64},
+                      {"num_layers", 4},
+                      {"num_heads", 4},
+                      {"vocab_size", 300},
+                      {"window_size", 16},
+                      {"attention_types", {{{"global", "local"}, 2}}}};
+  const spec::HfImport imp = spec::hf_config_import(c, "gpt_neo/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.attention_scale(), 1.0);
+  EXPECT_EQ(a.layer_type(0), spec::LayerType::kFull);
+  EXPECT_EQ(a.layer_type(1), spec::LayerType::kSliding);
+  EXPECT_EQ(a.layer_type(3), spec::LayerType::kSliding);
+  EXPECT_EQ(a.attention.sliding_window, 16);
+  EXPECT_FALSE(a.attention.qkv_bias);
+  EXPECT_TRUE(a.attention.out_bias);
+  EXPECT_EQ(a.intermediate_size, 256);
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kLearned);
+  TempSpecs tmp;
+  EXPECT_EQ(write_and_load(imp, tmp, "gpt_neo.yaml"), a);
+  c["attention_types"] = {{{"global", "local"}, 1}};
+  EXPECT_NE(import_error(c).find("attention_types"), std::string::npos) << "2 layers for 4: " << import_error(c);
+  c["attention_types"] = {{{"global", "sparse"}, 2}};
+  EXPECT_NE(import_error(c).find("sparse"), std::string::npos) << import_error(c);
+}
+
+// BioGPT: scaled token embeddings, eps 1e-5 whatever layer_norm_eps says.
+TEST(HfImportBioGpt, ScaledEmbeddingsAndDefaultEps) {
+  nlohmann::json c = {{"model_type", "biogpt"},         {"hidden_size", 64}, {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},       {"vocab_size", 300}, {"intermediate_size", 128},
+                      {"layer_norm_eps", 1e-12}};
+  Architecture a = spec::hf_config_import(c, "biogpt/config.json").arch;
+  EXPECT_TRUE(a.embedding.scale_by_sqrt_hidden);
+  EXPECT_EQ(a.norm.eps, 1e-5) << "nn.LayerNorm's default: no BioGPT module reads layer_norm_eps";
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kLearned);
+  EXPECT_TRUE(a.embedding.tied);
+  c["scale_embedding"] = false;
+  EXPECT_FALSE(spec::hf_config_import(c, "biogpt/config.json").arch.embedding.scale_by_sqrt_hidden);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

@@ -45,6 +45,17 @@ TensorRef per_head_qkv(std::string name, int64_t part, int64_t head_dim, int64_t
   return ref;
 }
 
+// Projection `part`'s rows of a fused tensor grouped by kv head: each group holds its
+// heads / kv_heads q heads, then its k head, then its v head (Falcon's query_key_value;
+// one group is multi-query's [q..., k, v], as many groups as heads is per_head_qkv's).
+TensorRef grouped_qkv(std::string name, int64_t part, int64_t head_dim, int64_t heads, int64_t kv_heads) {
+  const int64_t per = heads / kv_heads, group_rows = (per + 2) * head_dim;
+  TensorRef ref{std::move(name), part == 0 ? 0 : (per + part - 1) * head_dim, kv_heads * group_rows};
+  ref.group = part == 0 ? per * head_dim : head_dim;
+  ref.stride = group_rows;
+  return ref;
+}
+
 // Names as the Llama family stores them (llama, mistral, qwen2, qwen3, qwen3_moe,
 // gemma2, gemma3_text): the canonical names themselves.
 TensorRef same(const std::string& canonical, const Architecture&) { return {canonical}; }
@@ -153,8 +164,19 @@ TensorRef starcoder2(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// OPT's layer names (BART's): self_attn.{q,k,v,out}_proj, self_attn_layer_norm, fc1,
+// fc2 and final_layer_norm (the MLP's norm), under `base`.
+TensorRef bart_layer(const std::string& rest, const std::string& base) {
+  if (auto r = renamed(rest, "self_attn.o_proj.", base + "self_attn.out_proj.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", base + "self_attn_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", base + "final_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", base + "fc1.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "fc2.")) return *r;
+  return {base + rest};
+}
+
 // OPT (OPTForCausalLM): model.decoder.*, positions stored with an offset of 2 rows,
-// the MLP's norm is the layer's final_layer_norm.
+// the final norm decoder.final_layer_norm.
 TensorRef opt(const std::string& canonical, const Architecture& a) {
   if (canonical == "model.embed_tokens.weight") return {"decoder.embed_tokens.weight"};
   if (canonical == "model.embed_positions.weight")
@@ -164,13 +186,66 @@ TensorRef opt(const std::string& canonical, const Architecture& a) {
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
-  const std::string base = fmt::format("decoder.layers.{}.", l);
-  if (auto r = renamed(rest, "self_attn.o_proj.", base + "self_attn.out_proj.")) return *r;
-  if (auto r = renamed(rest, "input_layernorm.", base + "self_attn_layer_norm.")) return *r;
-  if (auto r = renamed(rest, "post_attention_layernorm.", base + "final_layer_norm.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc1.", base + "fc1.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc2.", base + "fc2.")) return *r;
-  return {base + rest};
+  return bart_layer(rest, fmt::format("decoder.layers.{}.", l));
+}
+
+// BioGPT (BioGptForCausalLM): biogpt.* with OPT's layer names and position offset, the
+// final norm biogpt.layer_norm, the LM head output_projection.
+TensorRef biogpt(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"biogpt.embed_tokens.weight"};
+  if (canonical == "model.embed_positions.weight")
+    return {"biogpt.embed_positions.weight", 2, a.max_position_embeddings + 2};  // BioGptLearnedPositionalEmbedding
+  if (canonical == "lm_head.weight") return {"output_projection.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "biogpt.layer_norm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  return bart_layer(rest, fmt::format("biogpt.layers.{}.", l));
+}
+
+// GPT-Neo: GPT-2's names (wte, wpe, h.<l>.ln_1/ln_2, mlp.c_fc/c_proj, ln_f) with Linear
+// weights, the attention under attn.attention (q/k/v_proj, out_proj).
+TensorRef gpt_neo(const std::string& canonical, const Architecture&) {
+  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
+  if (canonical == "model.embed_positions.weight") return {"wpe.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
+  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string h = fmt::format("h.{}.", l);
+  if (auto r = renamed(rest, "self_attn.o_proj.", h + "attn.attention.out_proj.")) return *r;
+  if (auto r = renamed(rest, "self_attn.", h + "attn.attention.")) return *r;  // q/k/v_proj
+  if (auto r = renamed(rest, "input_layernorm.", h + "ln_1.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", h + "ln_2.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", h + "mlp.c_fc.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", h + "mlp.c_proj.")) return *r;
+  return {h + rest};
+}
+
+// Falcon: transformer.word_embeddings, h.<l>.self_attention.query_key_value (grouped by
+// kv head: grouped_qkv), self_attention.dense, mlp.dense_h_to_4h / dense_4h_to_h; the
+// norms input_layernorm (+ post_attention_layernorm when sequential), or ln_attn and
+// ln_mlp when two parallel norms; ln_f.
+TensorRef falcon(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"word_embeddings.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
+  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string h = fmt::format("h.{}.", l);
+  if (const auto p = qkv_name(rest))
+    return grouped_qkv(h + "self_attention.query_key_value." + p->what, p->part, a.head_dim, a.num_attention_heads,
+                       a.num_key_value_heads);
+  if (auto r = renamed(rest, "self_attn.o_proj.", h + "self_attention.dense.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", h + "mlp.dense_h_to_4h.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", h + "mlp.dense_4h_to_h.")) return *r;
+  if (a.norm.placement == spec::NormPlacement::kParallel) {
+    if (auto r = renamed(rest, "input_layernorm.", h + "ln_attn.")) return *r;
+    if (auto r = renamed(rest, "post_attention_layernorm.", h + "ln_mlp.")) return *r;
+  }
+  return {h + rest};
 }
 
 // GPT-NeoX: gpt_neox.*, q/k/v interleaved per head in query_key_value ([heads, 3,
@@ -302,7 +377,7 @@ std::vector<std::string> hf_supported_model_types() {
           "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
           "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
           "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
-          "glm4",        "granitemoe", "granitemoeshared"};
+          "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -316,6 +391,9 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};
+  if (model_type == "biogpt") return {model_type, {""}, biogpt};
+  if (model_type == "gpt_neo") return {model_type, {"transformer.", ""}, gpt_neo};
+  if (model_type == "falcon") return {model_type, {"transformer.", ""}, falcon};
   if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
   if (model_type == "phi") return {model_type, {""}, phi};
   if (model_type == "gptj") return {model_type, {"transformer.", ""}, gptj};
