@@ -15,7 +15,10 @@ const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
       {"bert", "BertConfig", "bert", fill_bert},
       {"biogpt", "BioGptConfig", "biogpt", fill_biogpt},
+      {"camembert", "CamembertConfig", "bert", fill_roberta},
       {"cohere", "CohereConfig", "cohere", fill_cohere},
+      {"distilbert", "DistilBertConfig", "bert", fill_distilbert},
+      {"electra", "ElectraConfig", "bert", fill_electra},
       {"falcon", "FalconConfig", "falcon", fill_falcon},
       {"gemma", "GemmaConfig", "gemma", fill_gemma},
       {"gemma2", "Gemma2Config", "gemma2", fill_gemma2},
@@ -45,9 +48,11 @@ const std::vector<ModelImporter>& model_importers() {
       {"qwen3", "Qwen3Config", "qwen3", fill_qwen3},
       {"qwen2_moe", "Qwen2MoeConfig", "qwen2", fill_qwen2_moe},
       {"qwen3_moe", "Qwen3MoeConfig", "qwen3", fill_qwen3_moe},
+      {"roberta", "RobertaConfig", "bert", fill_roberta},
       {"seed_oss", "SeedOssConfig", "seed-oss", fill_seed_oss},
       {"stablelm", "StableLmConfig", "stablelm", fill_stablelm},
       {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
+      {"xlm-roberta", "XLMRobertaConfig", "bert", fill_roberta},
   };
   return kImporters;
 }

@@ -1,5 +1,6 @@
 // BERT (BertModel: bidirectional encoder, post-LayerNorm, learned absolute
-// positions, token types, no LM head), GPT-2 (pre-LayerNorm decoder with learned
+// positions, token types, no LM head) and its relatives (RoBERTa, XLM-RoBERTa,
+// CamemBERT, ELECTRA, DistilBERT), GPT-2 (pre-LayerNorm decoder with learned
 // positions, Conv1D projections with bias, tied LM head) and OPT (the same shape of
 // decoder with Linear projections, ReLU, and positions offset by 2): multi-head
 // attention with biases everywhere and an ungated MLP. StarCoder2 is their GQA, rope
@@ -63,13 +64,20 @@ void gpt2_body(ConfigReader& r, Architecture& a, const char* default_activation)
 
 }  // namespace
 
-void fill_bert(ConfigReader& r, Architecture& a) {
+namespace {
+
+// BERT's encoder and the keys its relatives share (hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size, vocab_size, max_position_embeddings,
+// type_vocab_size, layer_norm_eps, hidden_act, position_embedding_type, is_decoder):
+// post-LayerNorm layers, learned positions, token types, an embedding LayerNorm, no LM
+// head (the masked-LM head is not imported, so its tying does not matter).
+void bert_encoder(ConfigReader& r, Architecture& a, int64_t default_vocab) {
   a.hidden_size = r.integer("hidden_size", limits::kHiddenSize);
   a.num_hidden_layers = r.integer("num_hidden_layers", limits::kNumHiddenLayers);
   a.num_attention_heads = r.integer("num_attention_heads", limits::kHeads);
   mha_head_dim(r, a, "hidden_size", "num_attention_heads");
   a.intermediate_size = r.integer("intermediate_size", limits::kIntermediateSize);
-  a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
+  a.vocab_size = r.integer_or("vocab_size", default_vocab, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 512, limits::kMaxPositionEmbeddings);
   a.embedding.type_vocab_size = r.integer_or("type_vocab_size", 2, limits::kTypeVocabSize);
   a.norm.eps = r.number_or("layer_norm_eps", 1e-12, limits::kNormEps);
@@ -79,15 +87,75 @@ void fill_bert(ConfigReader& r, Architecture& a) {
     r.fail("position_embedding_type",
            fmt::format("found \"{}\", expected \"absolute\" (relative position scores are not supported)", pos));
   if (r.boolean_or("is_decoder", false))
-    r.fail("is_decoder", "found true, expected false (BERT imports as the bidirectional encoder)");
-  // BertModel has no LM head; the masked-LM head of BertForMaskedLM is not imported,
-  // so whether it would be tied does not matter.
+    r.fail("is_decoder", fmt::format("found true, expected false ({} imports as the bidirectional encoder)", r.cls()));
   r.ignore({"tie_word_embeddings"});
   classic_common(r, a);
   a.attention.causal = false;
   a.norm.placement = NormPlacement::kPost;
   a.embedding.tied = false;
-  a.embedding.norm = true;  // BertEmbeddings.LayerNorm
+  a.embedding.norm = true;  // embeddings.LayerNorm
+  a.head.kind = HeadKind::kNone;
+  a.head.final_norm = false;
+}
+
+}  // namespace
+
+void fill_bert(ConfigReader& r, Architecture& a) { bert_encoder(r, a, 30522); }
+
+// RoBERTa, XLM-RoBERTa and CamemBERT: BERT's encoder with fairseq positions. Position
+// ids start at pad_token_id + 1 (padding tokens aside), so with the pad id of 1 that all
+// three use, position p reads row p + 2 of a table of max_position_embeddings rows: the
+// usable positions are two fewer.
+void fill_roberta(ConfigReader& r, Architecture& a) {
+  bert_encoder(r, a, r.cls() == "RobertaConfig" ? 50265 : 30522);
+  const Json* pad = r.get("pad_token_id");
+  if (pad == nullptr) r.note_default("pad_token_id", "1");
+  if (pad != nullptr && *pad != 1)
+    r.fail_value("pad_token_id", *pad, "1 (positions start at pad_token_id + 1; other offsets are not supported)");
+  if (a.max_position_embeddings <= 2)
+    r.fail("max_position_embeddings",
+           fmt::format("found {}, expected more than 2 (rows 0 and 1 are the padding rows)", a.max_position_embeddings));
+  a.max_position_embeddings -= 2;
+}
+
+// ELECTRA (the discriminator's ElectraModel): BERT's encoder when the embeddings are
+// hidden_size wide; narrower embeddings go through embeddings_project, which is not
+// supported (ELECTRA-small).
+void fill_electra(ConfigReader& r, Architecture& a) {
+  bert_encoder(r, a, 30522);
+  const int64_t e = r.integer_or("embedding_size", 128, limits::kHiddenSize);
+  if (e != a.hidden_size)
+    r.fail("embedding_size", fmt::format("found {}, expected hidden_size ({}) (projecting narrower embeddings up, "
+                                         "embeddings_project, is not supported)",
+                                         e, a.hidden_size));
+  r.ignore({"summary_type", "summary_use_proj", "summary_activation", "summary_last_dropout"});  // heads only
+}
+
+// DistilBERT: BERT's post-LayerNorm encoder under its own keys, without token types; every
+// LayerNorm's eps is 1e-12. sinusoidal_pos_embds only initialises the stored table.
+void fill_distilbert(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("dim", 768, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("n_layers", 6, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("n_heads", 12, limits::kHeads);
+  mha_head_dim(r, a, "dim", "n_heads");
+  if (r.has_value("hidden_dim")) {
+    a.intermediate_size = r.integer("hidden_dim", limits::kIntermediateSize);
+  } else {  // absent or null
+    r.get("hidden_dim");
+    r.note_default("hidden_dim", "4 x dim");
+    a.intermediate_size = 4 * a.hidden_size;
+  }
+  a.vocab_size = r.integer_or("vocab_size", 30522, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 512, limits::kMaxPositionEmbeddings);
+  a.mlp.activation = activation_from(r, "activation", r.string_or("activation", "gelu"));
+  r.ignore({"sinusoidal_pos_embds", "dropout", "qa_dropout", "seq_classif_dropout", "tie_word_embeddings"});
+  classic_common(r, a);
+  a.norm.eps = 1e-12;
+  a.attention.causal = false;
+  a.norm.placement = NormPlacement::kPost;
+  a.embedding.type_vocab_size = 0;
+  a.embedding.tied = false;
+  a.embedding.norm = true;
   a.head.kind = HeadKind::kNone;
   a.head.final_norm = false;
 }

@@ -662,6 +662,54 @@ TEST(HfImportBioGpt, ScaledEmbeddingsAndDefaultEps) {
   EXPECT_FALSE(spec::hf_config_import(c, "biogpt/config.json").arch.embedding.scale_by_sqrt_hidden);
 }
 
+// A small BERT-style encoder config of `model_type` plus `extra`.
+nlohmann::json small_encoder(const std::string& model_type, const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json c = {{"model_type", model_type},   {"hidden_size", 64},  {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},   {"intermediate_size", 128}, {"vocab_size", 300},
+                      {"max_position_embeddings", 514}, {"type_vocab_size", 1}};
+  c.update(extra);
+  return c;
+}
+
+// RoBERTa, XLM-RoBERTa, CamemBERT: BERT's encoder; two table rows go to padding.
+TEST(HfImportRoberta, BertEncoderWithFairseqPositions) {
+  for (const char* mt : {"roberta", "xlm-roberta", "camembert"}) {
+    nlohmann::json c = small_encoder(mt, {{"pad_token_id", 1}, {"layer_norm_eps", 1e-5}});
+    const Architecture a = spec::hf_config_import(c, "config.json").arch;
+    EXPECT_EQ(a.max_position_embeddings, 512) << mt << ": 514 rows, positions from row 2";
+    EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPost) << mt;
+    EXPECT_FALSE(a.attention.causal) << mt;
+    EXPECT_EQ(a.head.kind, spec::HeadKind::kNone) << mt;
+    EXPECT_EQ(a.embedding.type_vocab_size, 1) << mt;
+    EXPECT_EQ(a.norm.eps, 1e-5) << mt;
+    c["pad_token_id"] = 0;
+    EXPECT_NE(import_error(c).find("pad_token_id"), std::string::npos) << mt << ": " << import_error(c);
+  }
+}
+
+// ELECTRA imports when its embeddings are as wide as its layers; DistilBERT under its keys.
+TEST(HfImportElectraDistilBert, EncodersUnderTheirKeys) {
+  nlohmann::json c = small_encoder("electra", {{"embedding_size", 64}, {"max_position_embeddings", 512}});
+  Architecture a = spec::hf_config_import(c, "electra/config.json").arch;
+  EXPECT_EQ(a.max_position_embeddings, 512) << "positions from row 0";
+  EXPECT_TRUE(a.embedding.norm);
+  c["embedding_size"] = 16;  // ELECTRA-small: embeddings_project
+  EXPECT_NE(import_error(c).find("embedding_size"), std::string::npos) << import_error(c);
+  c.erase("embedding_size");  // the class default, 128
+  EXPECT_NE(import_error(c).find("embedding_size"), std::string::npos) << import_error(c);
+
+  const nlohmann::json d = {{"model_type", "distilbert"}, {"dim", 64}, {"n_layers", 3}, {"n_heads", 4},
+                            {"vocab_size", 300},          {"sinusoidal_pos_embds", true}};
+  a = spec::hf_config_import(d, "distilbert/config.json").arch;
+  EXPECT_EQ(a.hidden_size, 64);
+  EXPECT_EQ(a.num_hidden_layers, 3);
+  EXPECT_EQ(a.intermediate_size, 256) << "hidden_dim absent: 4 x dim";
+  EXPECT_EQ(a.embedding.type_vocab_size, 0);
+  EXPECT_EQ(a.norm.eps, 1e-12);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPost);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGelu);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

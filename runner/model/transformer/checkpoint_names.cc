@@ -123,6 +123,13 @@ TensorRef gpt2(const std::string& canonical, const Architecture& a) {
   return {canonical};
 }
 
+// "<prefix>" + rest for every canonical name that starts with `from` (a norm's weight
+// and bias), or nullopt.
+std::optional<TensorRef> renamed(const std::string& rest, const std::string& from, const std::string& to) {
+  if (rest.rfind(from, 0) != 0) return std::nullopt;
+  return TensorRef{to + rest.substr(from.size())};
+}
+
 TensorRef bert(const std::string& canonical, const Architecture&) {
   if (canonical == "model.embed_tokens.weight") return {"embeddings.word_embeddings.weight"};
   if (canonical == "model.embed_positions.weight") return {"embeddings.position_embeddings.weight"};
@@ -146,12 +153,31 @@ TensorRef bert(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
-// "<prefix>" + rest for every canonical name that starts with `from` (a norm's weight
-// and bias), or nullopt.
-std::optional<TensorRef> renamed(const std::string& rest, const std::string& from, const std::string& to) {
-  if (rest.rfind(from, 0) != 0) return std::nullopt;
-  return TensorRef{to + rest.substr(from.size())};
+// RoBERTa, XLM-RoBERTa, CamemBERT: BERT's names; position p is row p + 2 (fairseq's
+// positions start after the padding id, 1).
+TensorRef roberta(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_positions.weight")
+    return {"embeddings.position_embeddings.weight", 2, a.max_position_embeddings + 2};
+  return bert(canonical, a);
 }
+
+// DistilBERT: embeddings.* as BERT's (no token types), transformer.layer.<l>.attention.
+// {q,k,v,out}_lin, sa_layer_norm (the attention block's post-norm), ffn.lin1/lin2,
+// output_layer_norm.
+TensorRef distilbert(const std::string& canonical, const Architecture& a) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return bert(canonical, a);
+  const std::string b = fmt::format("transformer.layer.{}.", l);
+  if (const auto p = qkv_name(rest)) return {b + "attention." + "qkv"[p->part] + "_lin." + p->what};
+  if (auto r = renamed(rest, "self_attn.o_proj.", b + "attention.out_lin.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", b + "sa_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", b + "output_layer_norm.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", b + "ffn.lin1.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", b + "ffn.lin2.")) return *r;
+  return {canonical};
+}
+
 
 // StarCoder2: Llama names but for the ungated MLP's c_fc / c_proj.
 TensorRef starcoder2(const std::string& canonical, const Architecture&) {
@@ -377,7 +403,8 @@ std::vector<std::string> hf_supported_model_types() {
           "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
           "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
           "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
-          "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt"};
+          "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
+          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -404,6 +431,11 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "phi3") return {model_type, {""}, phi3};
   if (model_type == "gpt2") return {model_type, {"transformer.", ""}, gpt2};
   if (model_type == "bert") return {model_type, {"", "bert."}, bert};
+  // XLM-RoBERTa and CamemBERT keep RoBERTa's module prefix.
+  if (model_type == "roberta" || model_type == "xlm-roberta" || model_type == "camembert")
+    return {model_type, {"", "roberta."}, roberta};
+  if (model_type == "electra") return {model_type, {"", "electra."}, bert};
+  if (model_type == "distilbert") return {model_type, {"", "distilbert."}, distilbert};
   fail(ErrorKind::kUnsupported, "no checkpoint mapping for model_type '{}' (supported: {})", model_type,
        fmt::join(hf_supported_model_types(), ", "));
 }
