@@ -25,15 +25,18 @@ fi
 echo "cudnn root: ${cudnn_root:-not found, the CUDA toolkit one if any}" | tee -a "$out/versions.txt"
 # FK_GPU_FIXTURES="mamba ...": make those HF parity fixtures first, with the machine's
 # transformers (tests/fixtures/hf/make_fixtures.py), into tests/fixtures/hf/ so that the
-# build's parity tests include them; each comes back as $OUT/fixture-<type>.tgz.
+# build's parity tests include them; they come back together as $OUT/fixtures.tgz (the
+# device tool brings back only a few files).
 if [ -n "${FK_GPU_FIXTURES:-}" ]; then
   python3 tests/fixtures/hf/make_fixtures.py /tmp/fk-fixtures $FK_GPU_FIXTURES > "$out/fixtures.log" 2>&1
   echo "fixtures ($FK_GPU_FIXTURES): exit $?"; tail -5 "$out/fixtures.log"
+  made=()
   for mt in $FK_GPU_FIXTURES; do
     [ -d "/tmp/fk-fixtures/$mt" ] || continue
     rm -rf "tests/fixtures/hf/$mt" && cp -r "/tmp/fk-fixtures/$mt" "tests/fixtures/hf/$mt"
-    tar czf "/tmp/fixture-$mt.tgz" -C /tmp/fk-fixtures "$mt"
+    made+=("$mt")
   done
+  [ ${#made[@]} -gt 0 ] && tar czf /tmp/fk-fixtures.tgz -C /tmp/fk-fixtures "${made[@]}"
 fi
 t0=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
@@ -185,4 +188,4 @@ if [ "${FK_GPU_PACK:-1}" = 1 ]; then
   tar czf "$pack" -C "$out" . && find "$out" -mindepth 1 -delete && mv "$pack" "$out/fk-gpu-logs.tgz" &&
     echo "logs: \$OUT/fk-gpu-logs.tgz"
 fi
-for f in /tmp/fixture-*.tgz; do [ -f "$f" ] && mv "$f" "$out/"; done
+[ -f /tmp/fk-fixtures.tgz ] && mv /tmp/fk-fixtures.tgz "$out/fixtures.tgz"
