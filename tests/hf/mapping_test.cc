@@ -112,7 +112,9 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                          ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma",
                                            "gemma2", "gemma3_text", "phi3", "bert", "gpt2", "starcoder2", "opt",
                                            "gpt_neox", "phi", "gptj", "granite", "cohere", "qwen2_moe", "olmo2",
-                                           "stablelm", "gpt_bigcode"));
+                                           "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
+                                           "glm4", "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
+                                           "roberta", "xlm-roberta", "camembert", "electra", "distilbert"));
 
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
@@ -171,6 +173,40 @@ TEST(WrongMapping, GptBigCodeMultiQueryKeyAndValueRowsSwappedFailParity) {
                               edited("gpt_bigcode", [q, kv](const std::string&, TensorRef& r) {
                                 if (r.name.find("c_attn") == std::string::npos || r.offset < q) return;
                                 r.offset = r.offset == q ? q + kv : q;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, FalconGroupedQkvReadAsContiguousBlocksFailsParity) {
+  // query_key_value groups each kv head's q heads with its k and v; reading q rows, then
+  // k, then v (Phi-3's layout) has the right shape and the wrong numbers.
+  const Fixture f = fixture("falcon");
+  ASSERT_GT(f.arch.num_key_value_heads, 1);
+  ASSERT_LT(f.arch.num_key_value_heads, f.arch.num_attention_heads);
+  const int64_t d = f.arch.head_dim, q = f.arch.num_attention_heads * d, kv = f.arch.num_key_value_heads * d;
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("falcon", [&](const std::string&, TensorRef& r) {
+                                if (r.group == 0) return;
+                                r.offset = r.group > d ? 0 : r.offset < r.stride - d ? q : q + kv;
+                                r.group = 0;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, GraniteMoeExpertHalvesSwappedFailParity) {
+  // input_linear holds each expert's gate rows, then its up rows.
+  const Fixture f = fixture("granitemoe");
+  const int64_t im = f.arch.moe.moe_intermediate_size;
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("granitemoe", [im](const std::string& canonical, TensorRef& r) {
+                                if (r.stack == 0 || canonical.find("down_proj") != std::string::npos) return;
+                                r.offset += canonical.find("gate_proj") != std::string::npos ? im : -im;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
+TEST(WrongMapping, RobertaPositionsFromRowZeroFailParity) {
+  const Fixture f = fixture("roberta");
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("roberta", [](const std::string& canonical, TensorRef& r) {
+                                if (canonical == "model.embed_positions.weight") r.offset = 0;
                               }));
   EXPECT_GT(output_error(f, bad), 1e-2);
 }
