@@ -57,6 +57,40 @@ const std::vector<ModelImporter>& model_importers() {
   return kImporters;
 }
 
+const char* unsupported_reason(const std::string& model_type) {
+  static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
+      {{"deepseek_v2", "deepseek_v3", "kimi_k2"},
+       "multi-head latent attention (MLA) and DeepSeek's grouped top-k routing with sigmoid scores are not supported"},
+      {{"gpt_oss"}, "attention sinks, clamped SwiGLU experts with biases and YaRN rope are not supported"},
+      {{"jamba", "zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
+       "hybrid stacks (attention and state-space or convolution blocks in one model) are not supported"},
+      {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},
+      {{"mamba2"}, "Mamba-2's chunked SSD scan is not supported (mamba is)"},
+      {{"bloom", "mpt"}, "ALiBi positions are not supported"},
+      {{"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "whisper", "m2m_100", "nllb_moe"},
+       "encoder-decoder models (cross-attention) are not supported"},
+      {{"modernbert"},
+       "ModernBERT's bidirectional local-window layers and its layer-0 identity norm are not supported"},
+      {{"vit", "siglip", "siglip_vision_model", "dinov2", "clip", "clip_vision_model", "deit", "beit"},
+       "vision encoders (pixel inputs, patch embeddings) are not supported"},
+      {{"convnext", "convnextv2", "resnet", "efficientnet"}, "convolutional networks are not supported"},
+      {{"llama4", "llama4_text"}, "Llama 4's chunked attention, layers without rope and MoE are not supported"},
+      {{"cohere2", "smollm3"}, "layers without rope (NoPE) are not supported"},
+      {{"persimmon", "fuyu"}, "per-head LayerNorm of q and k is not supported"},
+      {{"phimoe"}, "PhiMoE's sparsemixer routing is not supported"},
+      {{"dbrx"}, "DBRX's clip_qkv and fused expert tensors are not supported"},
+      {{"codegen"}, "CodeGen's qkv_proj interleaved over mp_num blocks is not supported"},
+      {{"xglm"}, "sinusoidal positions are not supported"},
+      {{"deberta", "deberta-v2"}, "disentangled relative-position attention is not supported"},
+      {{"llava", "llava_next", "qwen2_vl", "qwen2_5_vl", "mistral3", "idefics3", "paligemma"},
+       "multimodal wrappers other than gemma3 are not supported (import the text model's config)"},
+  };
+  for (const auto& [types, reason] : kReasons)
+    for (const char* t : types)
+      if (model_type == t) return reason;
+  return nullptr;
+}
+
 const ModelImporter* find_importer(const std::string& model_type) {
   for (const auto& m : model_importers())
     if (model_type == m.model_type) return &m;

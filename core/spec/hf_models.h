@@ -27,6 +27,8 @@ struct ModelImporter {
 // Every supported model_type except the "gemma3" wrapper (hf_models.cc).
 const std::vector<ModelImporter>& model_importers();
 const ModelImporter* find_importer(const std::string& model_type);
+// What a known model_type needs that fk import-hf lacks (nullptr: not a known one).
+const char* unsupported_reason(const std::string& model_type);
 
 // Keys of every config that never change the forward pass (token ids, dropouts,
 // generation settings, bookkeeping), and keys that must be inert when present

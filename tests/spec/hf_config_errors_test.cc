@@ -40,8 +40,13 @@ std::string import_error(const Json& config, const spec::HfImportOptions& o = {}
 
 TEST(HfImportErrors, UnsupportedModelType) {
   Json c = fixture("llama");
+  c["model_type"] = "my_own_model";
+  EXPECT_IMPORT_ERROR(c, "model_type: found \"my_own_model\", expected one of [", "qwen3_moe");
+  // A known model type that cannot be imported says what it needs.
   c["model_type"] = "bloom";
-  EXPECT_IMPORT_ERROR(c, "model_type: found \"bloom\", expected one of [", "qwen3_moe");
+  EXPECT_IMPORT_ERROR(c, "model_type: \"bloom\" cannot be imported: ", "ALiBi");
+  c["model_type"] = "deepseek_v3";
+  EXPECT_IMPORT_ERROR(c, "model_type: \"deepseek_v3\" cannot be imported: ", "latent attention");
   c.erase("model_type");
   EXPECT_IMPORT_ERROR(c, "model_type: missing", "llama");
 }
