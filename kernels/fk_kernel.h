@@ -97,7 +97,7 @@ typedef int (*fk_rotary_embedding_fn)(const fk_context*, fk_t positions, fk_t qu
 typedef int (*fk_linear_fn)(const fk_context*, fk_t out, fk_t input, fk_t weight, fk_t bias);
 /* out[T,d] = act(input[T,:d]) * input[T,d:] — silu_and_mul, gelu_and_mul, gelu_tanh_and_mul */
 typedef int (*fk_act_and_mul_fn)(const fk_context*, fk_t out, fk_t input);
-/* out = act(input) — gelu, gelu_new, relu, silu */
+/* out = act(input) — gelu, gelu_new, relu, relu2, silu */
 typedef int (*fk_activation_fn)(const fk_context*, fk_t out, fk_t input);
 /* out[T,Hq,D]; query[T,Hq,D]; key_cache/value_cache[B,L,Hk,D] */
 typedef int (*fk_attention_fn)(const fk_context*, fk_t out, fk_t query, fk_t key_cache, fk_t value_cache, double scale,

@@ -54,6 +54,7 @@ std::string_view activation_name(Activation a) {
     case Activation::kGelu: return "gelu";
     case Activation::kGeluTanh: return "gelu_tanh";
     case Activation::kRelu: return "relu";
+    case Activation::kRelu2: return "relu2";
   }
   return "?";
 }

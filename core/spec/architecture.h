@@ -25,7 +25,7 @@ enum class NormKind { kRmsNorm, kLayerNorm };
 // Falcon): one norm for both, x + attn(norm(x)) + mlp(norm(x)). post_branch (OLMo 2's
 // reordered norm): each branch's output is normalised, x + norm(f(x)).
 enum class NormPlacement { kPre, kPost, kSandwich, kParallel, kParallelShared, kPostBranch };
-enum class Activation { kSilu, kGelu, kGeluTanh, kRelu };
+enum class Activation { kSilu, kGelu, kGeluTanh, kRelu, kRelu2 };
 enum class LayerType { kFull, kSliding };
 enum class PositionKind { kRope, kLearned, kNone };
 enum class RopeStyle { kNeox, kGptj };

@@ -21,7 +21,8 @@ const std::vector<std::pair<std::string, NormPlacement>> kPlacements = {
 const std::vector<std::pair<std::string, Activation>> kActivations = {{"silu", Activation::kSilu},
                                                                       {"gelu", Activation::kGelu},
                                                                       {"gelu_tanh", Activation::kGeluTanh},
-                                                                      {"relu", Activation::kRelu}};
+                                                                      {"relu", Activation::kRelu},
+                                                                      {"relu2", Activation::kRelu2}};
 const std::vector<std::pair<std::string, PositionKind>> kPositionKinds = {
     {"rope", PositionKind::kRope}, {"learned", PositionKind::kLearned}, {"none", PositionKind::kNone}};
 const std::vector<std::pair<std::string, RopeStyle>> kRopeStyles = {{"neox", RopeStyle::kNeox},
@@ -389,8 +390,6 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
   }
   // The checks below loop over layers and divide by sizes: only within the limits.
   if (!check_limits(a, *family, ctx)) return;
-  if (a.norm.weight_offset != 0.0 && a.norm.kind != NormKind::kRmsNorm)
-    err("norm.weight_offset", "applies only to norm.kind rmsnorm");
   if (!a.norm.bias && a.norm.kind != NormKind::kLayerNorm)
     err("norm.bias", "applies only to norm.kind layernorm (RMSNorm has no bias)");
   if (!a.norm.weight && a.norm.weight_offset != 0.0)

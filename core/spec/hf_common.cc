@@ -103,8 +103,9 @@ Activation activation_from(ConfigReader& r, const std::string& key, const std::s
   // gelu_fast is the same tanh approximation written as x (1 + 0.044715 x^2).
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
+  if (name == "relu2") return Activation::kRelu2;
   r.fail(key, fmt::format("found \"{}\", expected one of \"silu\", \"swish\", \"gelu\", \"gelu_new\", "
-                          "\"gelu_pytorch_tanh\", \"gelu_fast\", \"relu\" (the activations the spec implements)",
+                          "\"gelu_pytorch_tanh\", \"gelu_fast\", \"relu\", \"relu2\" (the activations the spec implements)",
                           name));
 }
 

@@ -13,6 +13,7 @@ namespace fk::spec::hf {
 
 const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
+      {"arcee", "ArceeConfig", "arcee", fill_arcee},
       {"bert", "BertConfig", "bert", fill_bert},
       {"biogpt", "BioGptConfig", "biogpt", fill_biogpt},
       {"camembert", "CamembertConfig", "bert", fill_roberta},
@@ -38,6 +39,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"nemotron", "NemotronConfig", "nemotron", fill_nemotron},
       {"olmo", "OlmoConfig", "olmo", fill_olmo},
       {"olmo2", "Olmo2Config", "olmo", fill_olmo2},
       {"olmoe", "OlmoeConfig", "olmo", fill_olmoe},

@@ -141,6 +141,8 @@ void fill_falcon(ConfigReader& r, Architecture& a);
 void fill_gpt_neo(ConfigReader& r, Architecture& a);
 void fill_biogpt(ConfigReader& r, Architecture& a);
 void fill_olmo(ConfigReader& r, Architecture& a);
+void fill_arcee(ConfigReader& r, Architecture& a);
+void fill_nemotron(ConfigReader& r, Architecture& a);
 void fill_olmoe(ConfigReader& r, Architecture& a);
 void fill_helium(ConfigReader& r, Architecture& a);
 void fill_seed_oss(ConfigReader& r, Architecture& a);

@@ -3,7 +3,8 @@
 // rope), Seed-OSS (separate bias switches), GLM and GLM-4 (partial GPT-J-style rope,
 // fused gate_up; GLM-4 normalises each branch's output too), GraniteMoe and
 // GraniteMoeShared (Granite's muP scales over a top-k-then-softmax MoE, with a shared
-// SwiGLU expert).
+// SwiGLU expert), Arcee (an ungated squared-ReLU MLP) and Nemotron (the same MLP,
+// LayerNorm1P: a LayerNorm scaling by 1 + w, rope on half of each head).
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
@@ -160,6 +161,40 @@ void fill_granitemoeshared(ConfigReader& r, Architecture& a) {
     a.moe.shared_experts = 1;
     a.moe.shared_intermediate_size = shared;
   }
+}
+
+void fill_arcee(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 4096, .rms_norm_eps = 1e-5, .vocab_size = 32000, .hidden_act = "relu2"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.mlp.gated = false;  // ArceeMLP: down_proj(act(up_proj(x)))
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  r.ignore({"is_decoder", "pretraining_tp"});
+  every_layer_full(r, a);
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+void fill_nemotron(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 4096,
+                     .rms_norm_eps = 1e-5,
+                     .vocab_size = 256000,
+                     .hidden_act = "relu2",
+                     .norm_eps_key = "norm_eps"});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.mlp.gated = false;  // NemotronMLP: down_proj(act(up_proj(x)))
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  a.norm.kind = NormKind::kLayerNorm;  // NemotronLayerNorm1P: F.layer_norm(x, w + 1, b)
+  a.norm.weight_offset = 1.0;
+  r.ignore({"is_decoder"});
+  every_layer_full(r, a);
+  partial_rope(r, a, 0.5);
 }
 
 }  // namespace fk::spec::hf

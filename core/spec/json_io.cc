@@ -243,7 +243,8 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.norm.weight = !n.has("weight") || n.at("weight").boolean();
   const JsonIn m = in.at("mlp");
   a.mlp.activation = enum_from(m.at("activation"),
-                               {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu},
+                               {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu,
+                                Activation::kRelu2},
                                activation_name);
   a.mlp.gated = m.at("gated").boolean();
   a.mlp.bias = m.at("bias").boolean();

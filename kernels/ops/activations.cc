@@ -1,7 +1,8 @@
 // Activations, gated (vLLM: silu_and_mul, gelu_and_mul, gelu_tanh_and_mul:
 // out[..., d] = act(input[..., :d]) * input[..., d:]) and plain (gelu, gelu_new,
-// relu, silu: out = act(input)). gelu is exact (erf); gelu_new / gelu_tanh use the
-// tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// relu, relu2, silu: out = act(input)). gelu is exact (erf); gelu_new / gelu_tanh use the
+// tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); relu2 is the
+// squared relu, relu(x)^2 (vLLM's ReLUSquaredActivation: Nemotron, Arcee).
 #include "kernels/cpu/elem.h"
 #include "kernels/ops/op_util.h"
 #include "kernels/ops/ops.h"
@@ -12,7 +13,7 @@
 namespace fk::kernels {
 namespace {
 
-enum class Act { kSilu, kGelu, kGeluTanh, kRelu };
+enum class Act { kSilu, kGelu, kGeluTanh, kRelu, kRelu2 };
 enum { kOut, kInput };
 
 template <typename F>
@@ -25,6 +26,7 @@ F activate(Act a, F x) {
       return F(0.5) * x * (F(1) + std::tanh(k * (x + F(0.044715) * x * x * x)));
     }
     case Act::kRelu: return x > F(0) ? x : F(0);
+    case Act::kRelu2: return x > F(0) ? x * x : F(0);
   }
   return x;
 }
@@ -95,6 +97,7 @@ void register_activations(OpRegistry& reg) {
   register_one(reg, "gelu", Act::kGelu, false, "exact (erf) gelu");
   register_one(reg, "gelu_new", Act::kGeluTanh, false, "tanh-approximated gelu (GPT-2's gelu_new)");
   register_one(reg, "relu", Act::kRelu, false, "relu");
+  register_one(reg, "relu2", Act::kRelu2, false, "squared relu: relu(x)^2");
   register_one(reg, "silu", Act::kSilu, false, "silu");
 }
 

@@ -710,6 +710,30 @@ TEST(HfImportElectraDistilBert, EncodersUnderTheirKeys) {
   EXPECT_EQ(a.mlp.activation, spec::Activation::kGelu);
 }
 
+// Arcee and Nemotron: ungated squared-relu MLPs; Nemotron's LayerNorm1P and partial rope.
+TEST(HfImportNemotronArcee, SquaredReluAndLayerNorm1P) {
+  nlohmann::json c = small_decoder("arcee", {{"num_key_value_heads", 2}});
+  Architecture a = spec::hf_config_import(c, "arcee/config.json").arch;
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kRelu2);
+  EXPECT_FALSE(a.mlp.gated);
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kRmsNorm);
+  c["hidden_act"] = "silu";  // an ungated silu MLP is still a model
+  EXPECT_EQ(spec::hf_config_import(c, "arcee/config.json").arch.mlp.activation, spec::Activation::kSilu);
+
+  nlohmann::json n = small_decoder("nemotron", {{"norm_eps", 1e-5}, {"mlp_bias", true}});
+  const spec::HfImport imp = spec::hf_config_import(n, "nemotron/config.json");
+  a = imp.arch;
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_EQ(a.norm.weight_offset, 1.0) << "LayerNorm1P scales by 1 + w";
+  EXPECT_TRUE(a.norm.bias);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kRelu2);
+  EXPECT_TRUE(a.mlp.bias);
+  EXPECT_EQ(a.position.partial_rotary_factor, 0.5);
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kNeox);
+  TempSpecs tmp;
+  EXPECT_EQ(write_and_load(imp, tmp, "nemotron.yaml"), a);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

@@ -120,11 +120,6 @@ const std::vector<Case>& cases() {
       {"LocalThetaWithoutSliding",
        [](std::string t) { return insert_after(t, "rope_theta:", "  local_rope_theta: 10000.0\n"); },
        "position.local_rope_theta", "applies to sliding layers, and no layer is sliding", "local_rope_theta:"},
-      {"WeightOffsetNeedsRmsNorm",
-       [](std::string t) {
-         return insert_after(replace_line(t, "kind: rmsnorm", "kind: layernorm"), "eps:", "  weight_offset: 1.0\n");
-       },
-       "norm.weight_offset", "applies only to norm.kind rmsnorm", "weight_offset:"},
       {"TiedNeedsHead", [](std::string t) { return t + "embedding: {tied: true}\nhead: {kind: none}\n"; },
        "embedding.tied", "tied embeddings need an LM head", "embedding:"},
       {"HeadBiasNeedsLmHead", [](std::string t) { return t + "head: {kind: none, final_norm: true, bias: true}\n"; },
@@ -144,6 +139,9 @@ const std::vector<Case>& cases() {
        "norm.residual_multiplier", "out of range", "residual_multiplier:"},
       {"NormBiasNeedsLayerNorm", [](std::string t) { return insert_after(t, "eps:", "  bias: false\n"); }, "norm.bias",
        "applies only to norm.kind layernorm", "bias:"},
+      {"GatedRelu2HasNoBaseline",
+       [](std::string t) { return replace_line(t, "activation:", "  activation: relu2"); }, "mlp.activation",
+       "applies only to ungated MLPs", "activation:"},
       {"NormWithoutWeightTakesNoOffset",
        [](std::string t) { return insert_after(t, "eps:", "  weight: false\n  weight_offset: 1.0\n"); }, "norm.weight",
        "nothing for norm.weight_offset", "weight:"},

@@ -42,6 +42,16 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
                       a.head_dim, a.position.partial_rotary_factor, exact));
     }
   }
+  // relu and relu2 have plain baselines only: no relu_and_mul, no relu experts.
+  if (a.mlp.activation == Activation::kRelu || a.mlp.activation == Activation::kRelu2) {
+    const std::string act(activation_name(a.mlp.activation));
+    if (a.moe.enabled()) {
+      err("mlp.activation", act + " MoE experts are not supported");
+    } else if (a.mlp.gated) {
+      err("mlp.activation",
+          act + " applies only to ungated MLPs (mlp.gated: false): there is no " + act + "_and_mul baseline");
+    }
+  }
   if (a.position.kind != PositionKind::kRope) {
     if (w.has("position.rope_theta")) err("position.rope_theta", "applies only to position.kind rope");
     if (a.position.rope_scaling.type != RopeScalingType::kNone)

@@ -38,6 +38,7 @@ void register_cuda_activations(kernels::OpRegistry& reg) {
   add_activation(reg, "gelu", Activation::kGelu, false);
   add_activation(reg, "gelu_new", Activation::kGeluTanh, false);
   add_activation(reg, "relu", Activation::kRelu, false);
+  add_activation(reg, "relu2", Activation::kRelu2, false);
   add_activation(reg, "silu", Activation::kSilu, false);
 }
 

@@ -1,5 +1,5 @@
 // CUDA baselines of the activations (silu_and_mul, gelu_and_mul, gelu_tanh_and_mul,
-// gelu, gelu_new, relu, silu): grid-stride loops over 16-byte packs of the output.
+// gelu, gelu_new, relu, relu2, silu): grid-stride loops over 16-byte packs of the output.
 // Gated ops take the vector path when d is a multiple of the pack and both pointers
 // are 16-byte aligned (then both halves of every input row are aligned too), else one
 // element per step; plain ops vectorise the flat body and finish the tail by element.
@@ -21,6 +21,8 @@ __device__ __forceinline__ float activate(float x) {
   } else if constexpr (A == Activation::kGeluTanh) {
     const float k = 0.7978845608028654f;  // sqrt(2 / pi)
     return 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
+  } else if constexpr (A == Activation::kRelu2) {
+    return x > 0.f ? x * x : 0.f;
   } else {
     return x > 0.f ? x : 0.f;
   }
@@ -94,6 +96,7 @@ struct Act {
       case Activation::kGelu: return run_act<T, Activation::kGelu>(out, in, gated, rows, d, stream);
       case Activation::kGeluTanh: return run_act<T, Activation::kGeluTanh>(out, in, gated, rows, d, stream);
       case Activation::kRelu: return run_act<T, Activation::kRelu>(out, in, gated, rows, d, stream);
+      case Activation::kRelu2: return run_act<T, Activation::kRelu2>(out, in, gated, rows, d, stream);
     }
     return cudaErrorInvalidValue;
   }

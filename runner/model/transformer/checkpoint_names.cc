@@ -179,6 +179,17 @@ TensorRef distilbert(const std::string& canonical, const Architecture& a) {
 }
 
 
+// Arcee, Nemotron: Llama names but for the ungated MLP's up_proj / down_proj.
+TensorRef up_down(const std::string& canonical, const Architecture&) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.up_proj.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.down_proj.")) return *r;
+  return {canonical};
+}
+
 // StarCoder2: Llama names but for the ungated MLP's c_fc / c_proj.
 TensorRef starcoder2(const std::string& canonical, const Architecture&) {
   int64_t l = 0;
@@ -404,7 +415,7 @@ std::vector<std::string> hf_supported_model_types() {
           "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
           "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
           "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
-          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert"};
+          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert", "arcee",   "nemotron"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -417,6 +428,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
+  if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};
   if (model_type == "biogpt") return {model_type, {""}, biogpt};
   if (model_type == "gpt_neo") return {model_type, {"transformer.", ""}, gpt_neo};
