@@ -114,7 +114,8 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "gpt_neox", "phi", "gptj", "granite", "cohere", "qwen2_moe", "olmo2",
                                            "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
                                            "glm4", "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
-                                           "roberta", "xlm-roberta", "camembert", "electra", "distilbert"));
+                                           "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "arcee",
+                                           "nemotron"));
 
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
