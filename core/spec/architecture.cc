@@ -11,6 +11,12 @@ LayerType Architecture::layer_type(int64_t layer) const {
   return attention.layer_types[static_cast<size_t>(layer) % attention.layer_types.size()];
 }
 
+bool Architecture::layer_has_rope(int64_t layer) const {
+  if (position.kind != PositionKind::kRope) return false;
+  return position.rope_layers.empty() ||
+         position.rope_layers[static_cast<size_t>(layer) % position.rope_layers.size()];
+}
+
 bool Architecture::layer_is_moe(int64_t layer) const {
   return moe.enabled() && layer >= moe.first_dense_layers &&
          std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) == moe.dense_layers.end();
@@ -68,6 +74,12 @@ std::string_view position_kind_name(PositionKind k) {
     case PositionKind::kNone: return "none";
   }
   return "?";
+}
+
+std::string rope_layers_text(const std::vector<bool>& layers) {
+  std::string out = "[";
+  for (size_t i = 0; i < layers.size(); ++i) out += (i ? ", " : "") + std::string(layers[i] ? "rope" : "nope");
+  return out + "]";
 }
 
 std::string_view rope_style_name(RopeStyle s) { return s == RopeStyle::kNeox ? "neox" : "gptj"; }

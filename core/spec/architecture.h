@@ -88,6 +88,10 @@ struct PositionSpec {
   RopeStyle rope_style = RopeStyle::kNeox;
   double partial_rotary_factor = 1.0;
   RopeScaling rope_scaling;
+  // Per layer, repeated cyclically over the layers: false for a layer without rope
+  // (NoPE: SmolLM3's every fourth layer, Cohere 2's full-attention layers). Empty:
+  // every layer has rope.
+  std::vector<bool> rope_layers;
   bool operator==(const PositionSpec&) const = default;
 };
 
@@ -170,6 +174,8 @@ struct Architecture {
 
   // Derived helpers.
   LayerType layer_type(int64_t layer) const;
+  // Whether `layer` rotates q and k: position.kind rope and not a NoPE layer.
+  bool layer_has_rope(int64_t layer) const;
   bool layer_is_moe(int64_t layer) const;
   int64_t rotary_dim() const;
   double attention_scale() const;
@@ -183,6 +189,8 @@ std::string_view activation_name(Activation a);
 std::string_view layer_type_name(LayerType t);
 std::string_view position_kind_name(PositionKind k);
 std::string_view rope_style_name(RopeStyle s);
+// "[rope, nope, ...]" (position.rope_layers as written; "[]" when empty).
+std::string rope_layers_text(const std::vector<bool>& layers);
 std::string_view rope_scaling_name(RopeScalingType t);
 std::string_view head_kind_name(HeadKind k);
 

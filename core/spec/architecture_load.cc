@@ -98,6 +98,23 @@ void read_position(MapReader& r, PositionSpec& p) {
   r.optional_number("local_rope_theta", p.local_rope_theta, Need::kOptional, limits::kRopeTheta);
   r.choice("rope_style", p.rope_style, Need::kOptional, kRopeStyles);
   r.number("partial_rotary_factor", p.partial_rotary_factor, Need::kOptional, limits::kPartialRotaryFactor);
+  std::vector<std::string> kinds;
+  if (r.string_list("rope_layers", kinds, Need::kOptional)) {
+    std::vector<bool> parsed;
+    bool ok = !kinds.empty();
+    if (kinds.empty())
+      r.ctx().error(r.key_pos("rope_layers"), r.path("rope_layers"),
+                    "the list is empty; list at least one layer (rope or nope) or leave the field out");
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      if (kinds[i] != "rope" && kinds[i] != "nope") {
+        r.ctx().error(r.key_pos("rope_layers"), fmt::format("{}[{}]", r.path("rope_layers"), i),
+                      fmt::format("'{}' is not one of [rope, nope]", kinds[i]));
+        ok = false;
+      }
+      parsed.push_back(kinds[i] == "rope");
+    }
+    if (ok) p.rope_layers = std::move(parsed);
+  }
   YAML::Node scaling = r.child("rope_scaling");
   if (scaling.IsDefined()) {
     if (scaling.IsNull()) {
@@ -277,6 +294,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("mlp.bias", a.mlp.bias ? "true" : "false");
   add("position.kind", std::string(position_kind_name(a.position.kind)));
   add("position.rope_style", std::string(rope_style_name(a.position.rope_style)));
+  add("position.rope_layers", rope_layers_text(a.position.rope_layers));
   add("position.rope_scaling.type", std::string(rope_scaling_name(a.position.rope_scaling.type)));
   add("embedding.tied", a.embedding.tied ? "true" : "false");
   add("embedding.scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden ? "true" : "false");
@@ -428,6 +446,9 @@ void architecture_validate_preset(const Architecture& full, const Architecture& 
       p.num_hidden_layers < static_cast<int64_t>(full.attention.layer_types.size()))
     err("num_hidden_layers", fmt::format("{} layers cannot hold one full period of the layer pattern ({} layers)",
                                          p.num_hidden_layers, full.attention.layer_types.size()));
+  if (p.num_hidden_layers < static_cast<int64_t>(full.position.rope_layers.size()))
+    err("num_hidden_layers", fmt::format("{} layers cannot hold one full period of position.rope_layers ({} layers)",
+                                         p.num_hidden_layers, full.position.rope_layers.size()));
   const auto a = structure_signature(full);
   const auto b = structure_signature(p);
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {

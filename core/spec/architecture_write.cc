@@ -62,6 +62,11 @@ void write_position(YAML::Emitter& e, const PositionSpec& p) {
     kv_float(e, "local_rope_theta", p.local_rope_theta);
     kv(e, "rope_style", rope_style_name(p.rope_style));
     kv_float(e, "partial_rotary_factor", p.partial_rotary_factor);
+    if (!p.rope_layers.empty()) {
+      e << Key << "rope_layers" << Value << Flow << BeginSeq;
+      for (bool rope : p.rope_layers) e << std::string(rope ? "rope" : "nope");
+      e << EndSeq;
+    }
     const RopeScaling& s = p.rope_scaling;
     e << Key << "rope_scaling" << Value;
     if (s.type == RopeScalingType::kNone) {

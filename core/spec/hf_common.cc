@@ -306,6 +306,21 @@ std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t 
   return out;
 }
 
+void set_rope_layers(Architecture& a, const std::vector<bool>& per_layer) {
+  a.position.rope_layers.clear();
+  if (std::find(per_layer.begin(), per_layer.end(), false) == per_layer.end()) return;
+  size_t period = per_layer.size();
+  for (size_t p = 1; p < per_layer.size(); ++p) {
+    bool repeats = true;
+    for (size_t i = p; i < per_layer.size() && repeats; ++i) repeats = per_layer[i] == per_layer[i % p];
+    if (repeats) {
+      period = p;
+      break;
+    }
+  }
+  a.position.rope_layers.assign(per_layer.begin(), per_layer.begin() + static_cast<std::ptrdiff_t>(period));
+}
+
 void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<LayerType>& per_layer,
                        std::optional<int64_t> window, const char* window_key) {
   FK_ASSERT(!per_layer.empty());

@@ -100,6 +100,10 @@ std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t 
 void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<LayerType>& per_layer,
                        std::optional<int64_t> window, const char* window_key);
 
+// Sets position.rope_layers to the shortest repeating pattern of `per_layer` (true: the
+// layer has rope), left empty when every layer has rope.
+void set_rope_layers(Architecture& a, const std::vector<bool>& per_layer);
+
 // Every layer of one kind.
 std::vector<LayerType> uniform(int64_t layers, LayerType t);
 
@@ -142,6 +146,8 @@ void fill_gpt_neo(ConfigReader& r, Architecture& a);
 void fill_biogpt(ConfigReader& r, Architecture& a);
 void fill_olmo(ConfigReader& r, Architecture& a);
 void fill_arcee(ConfigReader& r, Architecture& a);
+void fill_smollm3(ConfigReader& r, Architecture& a);
+void fill_cohere2(ConfigReader& r, Architecture& a);
 void fill_nemotron(ConfigReader& r, Architecture& a);
 void fill_olmoe(ConfigReader& r, Architecture& a);
 void fill_helium(ConfigReader& r, Architecture& a);

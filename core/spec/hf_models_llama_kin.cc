@@ -4,9 +4,11 @@
 // fused gate_up; GLM-4 normalises each branch's output too), GraniteMoe and
 // GraniteMoeShared (Granite's muP scales over a top-k-then-softmax MoE, with a shared
 // SwiGLU expert), Arcee (an ungated squared-ReLU MLP) and Nemotron (the same MLP,
-// LayerNorm1P: a LayerNorm scaling by 1 + w, rope on half of each head).
+// LayerNorm1P: a LayerNorm scaling by 1 + w, rope on half of each head), SmolLM3 (every
+// no_rope_layer_interval-th layer without rope).
 #include "core/spec/hf_models.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace fk::spec::hf {
@@ -161,6 +163,58 @@ void fill_granitemoeshared(ConfigReader& r, Architecture& a) {
     a.moe.shared_experts = 1;
     a.moe.shared_intermediate_size = shared;
   }
+}
+
+// SmolLM3: Llama's layers; layer i has rope when no_rope_layers[i] is 1 (default: unless
+// (i + 1) % no_rope_layer_interval == 0). With use_sliding_window and a window, the NoPE
+// layers slide (SmolLM3Config's derived layer_types).
+void fill_smollm3(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 32768,
+                     .rms_norm_eps = 1e-6,
+                     .tie_word_embeddings = true,
+                     .num_key_value_heads = 4,
+                     .vocab_size = 128256});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  r.ignore({"is_decoder", "pretraining_tp", "max_window_layers"});  // SmolLM3 reads no max_window_layers
+  const size_t layers = static_cast<size_t>(a.num_hidden_layers);
+  std::vector<bool> rope(layers, true);
+  if (const Json* list = r.get("no_rope_layers"); list != nullptr && !list->is_null()) {
+    if (!list->is_array() || list->size() != layers)
+      r.fail_value("no_rope_layers", *list, fmt::format("a list of {} entries, 1 (rope) or 0 (none)", layers));
+    for (size_t i = 0; i < layers; ++i) {
+      const Json& v = (*list)[i];
+      if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1))
+        r.fail_value(fmt::format("no_rope_layers[{}]", i), v, "1 (the layer has rope) or 0 (it has none)");
+      rope[i] = v.get<int64_t>() == 1;
+    }
+    r.ignore({"no_rope_layer_interval"});  // read only to derive no_rope_layers
+  } else {
+    const int64_t every = r.integer_or("no_rope_layer_interval", 4, 1);
+    for (size_t i = 0; i < layers; ++i) rope[i] = (static_cast<int64_t>(i) + 1) % every != 0;
+  }
+  if (std::find(rope.begin(), rope.end(), true) == rope.end())
+    r.fail("no_rope_layers", "leaves no layer with rope (a model without rope is not SmolLM3's)");
+  const bool use_window = r.boolean_or("use_sliding_window", false);
+  const Json* w = r.get("sliding_window");
+  const std::optional<int64_t> window =
+      w == nullptr || w->is_null() ? std::nullopt : r.optional_integer("sliding_window");
+  auto types = read_layer_types(r, a.num_hidden_layers);
+  if (!types) {
+    types = std::vector<LayerType>();
+    for (size_t i = 0; i < layers; ++i)
+      types->push_back(use_window && window && !rope[i] ? LayerType::kSliding : LayerType::kFull);
+  }
+  const bool any_sliding = std::find(types->begin(), types->end(), LayerType::kSliding) != types->end();
+  if (any_sliding && !use_window)
+    r.fail("use_sliding_window", "found false, expected true (layer_types lists sliding_attention layers)");
+  set_layer_pattern(r, a, *types, use_window ? window : std::nullopt, "sliding_window");
+  set_rope_layers(a, rope);
+  apply_rope(r, a, read_rope(r, 2000000.0), std::nullopt, false);
 }
 
 void fill_arcee(ConfigReader& r, Architecture& a) {

@@ -8,6 +8,7 @@
 #include "core/spec/architecture_write.h"
 #include "core/spec/hf_models.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace fk::spec::hf {
@@ -175,7 +176,11 @@ void fill_stablelm(ConfigReader& r, Architecture& a) {
   r.ignore({"is_decoder"});
 }
 
-void fill_cohere(ConfigReader& r, Architecture& a) {
+namespace {
+
+// Cohere's and Cohere 2's layer: one LayerNorm without a bias feeding attention and a
+// gated MLP, attention_bias on all four projections.
+void cohere_layer(ConfigReader& r, Architecture& a) {
   read_decoder_core(r, a,
                     {.max_position_embeddings = 8192,
                      .rms_norm_eps = 1e-5,
@@ -189,6 +194,24 @@ void fill_cohere(ConfigReader& r, Architecture& a) {
   const bool bias = r.boolean_or("attention_bias", false);
   a.attention.qkv_bias = bias;
   a.attention.out_bias = bias;
+}
+
+// Then, once the layer pattern is set: GPT-J-style rope of `default_theta` unless given,
+// logits x logit_scale.
+void cohere_rope_and_head(ConfigReader& r, Architecture& a, double default_theta) {
+  apply_rope(r, a, read_rope(r, default_theta), std::nullopt, false);
+  a.position.rope_style = RopeStyle::kGptj;  // repeat_interleave'd frequencies: interleaved pairs
+  const Json* scale = r.get("logit_scale");
+  if (scale != nullptr && scale->is_null())
+    r.fail_value("logit_scale", *scale, "a number (the model multiplies the logits by it)");
+  a.head.logit_scale = r.number_or("logit_scale", 0.0625, limits::kLogitScale);
+  r.ignore({"is_decoder"});
+}
+
+}  // namespace
+
+void fill_cohere(ConfigReader& r, Architecture& a) {
+  cohere_layer(r, a);
   if (r.boolean_or("use_qk_norm", false))
     r.fail("use_qk_norm", "found true, expected false (Command R+'s per-head LayerNorm of q and k is not supported)");
   set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
@@ -197,13 +220,35 @@ void fill_cohere(ConfigReader& r, Architecture& a) {
   // in 4.x (rope_theta); a config with neither key is read as its version says.
   const Json* version = r.get("transformers_version");
   const bool v4 = version != nullptr && version->is_string() && version->get<std::string>().rfind("4.", 0) == 0;
-  apply_rope(r, a, read_rope(r, v4 ? 10000.0 : 500000.0), std::nullopt, false);
-  a.position.rope_style = RopeStyle::kGptj;  // repeat_interleave'd frequencies: interleaved pairs
-  const Json* scale = r.get("logit_scale");
-  if (scale != nullptr && scale->is_null())
-    r.fail_value("logit_scale", *scale, "a number (CohereForCausalLM multiplies the logits by it)");
-  a.head.logit_scale = r.number_or("logit_scale", 0.0625, limits::kLogitScale);
-  r.ignore({"is_decoder"});
+  cohere_rope_and_head(r, a, v4 ? 10000.0 : 500000.0);
+}
+
+// Cohere 2 (Command R7B, Command A): Cohere's layer with sliding layers (layer_types, or
+// the legacy sliding_window_pattern P: layer i slides unless (i + 1) % P == 0) and rope
+// on the sliding layers only: the full-attention layers are NoPE. Rope theta defaults to
+// 10000 (Cohere2Config has no default_theta of its own).
+void fill_cohere2(ConfigReader& r, Architecture& a) {
+  cohere_layer(r, a);
+  auto types = read_layer_types(r, a.num_hidden_layers);
+  if (types) {
+    r.ignore({"sliding_window_pattern"});  // the legacy key is read only without layer_types
+  } else {
+    const int64_t p = r.integer_or("sliding_window_pattern", 4, 1);
+    types = std::vector<LayerType>();
+    for (int64_t i = 0; i < a.num_hidden_layers; ++i)
+      types->push_back((i + 1) % p != 0 ? LayerType::kSliding : LayerType::kFull);
+  }
+  const Json* w = r.get("sliding_window");
+  if (w == nullptr) r.note_default("sliding_window", "4096");
+  const std::optional<int64_t> window = w == nullptr ? std::optional<int64_t>(4096) : r.optional_integer("sliding_window");
+  set_layer_pattern(r, a, *types, window, "sliding_window");
+  std::vector<bool> rope;
+  for (LayerType t : *types) rope.push_back(t == LayerType::kSliding);
+  if (std::find(rope.begin(), rope.end(), true) == rope.end())
+    r.fail("layer_types", "has no sliding layer, and Cohere 2 rotates only its sliding layers: no layer would have rope");
+  set_rope_layers(a, rope);
+  r.ignore({"use_qk_norm"});  // a CohereConfig key Cohere2Attention never reads
+  cohere_rope_and_head(r, a, 10000.0);
 }
 
 }  // namespace fk::spec::hf

@@ -186,6 +186,11 @@ Json to_json(const Architecture& a) {
   if (a.norm.residual_multiplier) j["norm"]["residual_multiplier"] = *a.norm.residual_multiplier;
   if (!a.norm.bias) j["norm"]["bias"] = false;
   if (!a.norm.weight) j["norm"]["weight"] = false;
+  if (!a.position.rope_layers.empty()) {
+    Json kinds = Json::array();
+    for (bool rope : a.position.rope_layers) kinds.push_back(rope ? "rope" : "nope");
+    j["position"]["rope_layers"] = kinds;
+  }
   if (a.embedding.multiplier) j["embedding"]["multiplier"] = *a.embedding.multiplier;
   // A family's own sections (core/spec/family_section.h), by its codecs.
   register_builtin_families();
@@ -255,6 +260,13 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.position.local_rope_theta = opt_f64(p, "local_rope_theta");
   a.position.rope_style = enum_from(p.at("rope_style"), {RopeStyle::kNeox, RopeStyle::kGptj}, rope_style_name);
   a.position.partial_rotary_factor = p.at("partial_rotary_factor").f64();
+  if (p.has("rope_layers")) {
+    const JsonIn kinds = p.at("rope_layers");
+    for (size_t i = 0; i < kinds.size(); ++i)
+      a.position.rope_layers.push_back(enum_from(kinds.at(i), {true, false}, [](bool rope) {
+                                         return std::string_view(rope ? "rope" : "nope");
+                                       }));
+  }
   const JsonIn rs = p.at("rope_scaling");
   a.position.rope_scaling.type = enum_from(
       rs.at("type"), {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3}, rope_scaling_name);

@@ -248,6 +248,26 @@ TEST(Weights, NormWithoutWeightScalesByOne) {
   EXPECT_EQ(rel_l2(none, ones), 0.0);
 }
 
+// position.rope_layers: a NoPE layer rotates nothing. Every layer NoPE is the model
+// without positions, bit for bit; every layer rope is the default; a mix is neither.
+TEST(Rope, NopeLayersRotateNothing) {
+  const spec::Workload w = fp32_prefill(2, 6);
+  const Tensor ids = token_ids(2, 6, 31, 3);
+  spec::Architecture rope = tiny("llama-3.1-8b");
+  spec::Architecture none = rope, all_nope = rope, all_rope = rope, mixed = rope;
+  none.position.kind = spec::PositionKind::kNone;
+  all_nope.position.rope_layers = {false};
+  all_rope.position.rope_layers = {true};
+  mixed.position.rope_layers = {true, false};
+  const ModelWeights weights = ModelWeights::generate(rope, Placement{}, 4);
+  const Tensor base = cpu_logits(rope, w, weights, ids);
+  EXPECT_EQ(rel_l2(cpu_logits(all_rope, w, weights, ids), base), 0.0);
+  EXPECT_EQ(rel_l2(cpu_logits(all_nope, w, weights, ids), cpu_logits(none, w, weights, ids)), 0.0);
+  const Tensor m = cpu_logits(mixed, w, weights, ids);
+  EXPECT_GT(rel_l2(m, base), 1e-4) << "the second layer has no rope";
+  EXPECT_GT(rel_l2(m, cpu_logits(none, w, weights, ids)), 1e-4) << "the first layer has rope";
+}
+
 // moe.shared_expert_gate (Qwen2-MoE): the shared experts' output times sigmoid(x . g).
 // With g = 0 the gate is exactly 1/2, so the model equals the ungated one whose shared
 // down projection is halved (a power of two: exact in fp32).

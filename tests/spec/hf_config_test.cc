@@ -734,6 +734,55 @@ TEST(HfImportNemotronArcee, SquaredReluAndLayerNorm1P) {
   EXPECT_EQ(write_and_load(imp, tmp, "nemotron.yaml"), a);
 }
 
+// SmolLM3: every fourth layer without rope by default, or as no_rope_layers lists.
+TEST(HfImportSmolLm3, NoRopeLayers) {
+  nlohmann::json c = small_decoder("smollm3", {{"num_hidden_layers", 8}, {"num_key_value_heads", 2}});
+  const spec::HfImport imp = spec::hf_config_import(c, "smollm3/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.position.rope_layers, (std::vector<bool>{true, true, true, false}));
+  EXPECT_TRUE(a.layer_has_rope(2));
+  EXPECT_FALSE(a.layer_has_rope(3));
+  EXPECT_FALSE(a.layer_has_rope(7));
+  EXPECT_EQ(a.position.rope_theta, 2000000.0);
+  EXPECT_TRUE(a.embedding.tied);
+  TempSpecs tmp;
+  EXPECT_EQ(write_and_load(imp, tmp, "smollm3.yaml"), a);
+  c["no_rope_layers"] = {1, 0, 1, 1, 1, 0, 1, 1};
+  EXPECT_EQ(spec::hf_config_import(c, "smollm3/config.json").arch.position.rope_layers,
+            (std::vector<bool>{true, false, true, true}));
+  c["no_rope_layers"] = {1, 0, 1};
+  EXPECT_NE(import_error(c).find("no_rope_layers"), std::string::npos) << import_error(c);
+  c.erase("no_rope_layers");
+  c["use_sliding_window"] = true;  // the NoPE layers slide
+  c["sliding_window"] = 16;
+  const Architecture s = spec::hf_config_import(c, "smollm3/config.json").arch;
+  EXPECT_EQ(s.layer_type(3), spec::LayerType::kSliding);
+  EXPECT_EQ(s.layer_type(2), spec::LayerType::kFull);
+}
+
+// Cohere 2: Cohere's layer, three sliding layers in four, rope on the sliding ones only.
+TEST(HfImportCohere2, SlidingLayersCarryTheRope) {
+  nlohmann::json c = small_decoder("cohere2", {{"num_hidden_layers", 8}, {"sliding_window", 32}});
+  const spec::HfImport imp = spec::hf_config_import(c, "cohere2/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kParallelShared);
+  EXPECT_FALSE(a.norm.bias);
+  EXPECT_EQ(a.layer_type(0), spec::LayerType::kSliding);
+  EXPECT_EQ(a.layer_type(3), spec::LayerType::kFull);
+  EXPECT_TRUE(a.layer_has_rope(0));
+  EXPECT_FALSE(a.layer_has_rope(3));
+  EXPECT_EQ(a.position.rope_theta, 10000.0) << "Cohere2Config has no default_theta of its own";
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
+  EXPECT_EQ(a.head.logit_scale, 0.0625);
+  TempSpecs tmp;
+  EXPECT_EQ(write_and_load(imp, tmp, "cohere2.yaml"), a);
+  c["sliding_window_pattern"] = 2;
+  EXPECT_EQ(spec::hf_config_import(c, "cohere2/config.json").arch.position.rope_layers,
+            (std::vector<bool>{true, false}));
+  c["sliding_window_pattern"] = 1;  // no sliding layer: no rope anywhere
+  EXPECT_NE(import_error(c).find("no layer would have rope"), std::string::npos) << import_error(c);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));

@@ -52,6 +52,17 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
           act + " applies only to ungated MLPs (mlp.gated: false): there is no " + act + "_and_mul baseline");
     }
   }
+  if (!a.position.rope_layers.empty()) {
+    if (a.position.kind != PositionKind::kRope) {
+      err("position.rope_layers", "applies only to position.kind rope");
+    } else if (std::find(a.position.rope_layers.begin(), a.position.rope_layers.end(), true) ==
+               a.position.rope_layers.end()) {
+      err("position.rope_layers", "lists no rope layer; a model without rope is position.kind none");
+    } else if (static_cast<int64_t>(a.position.rope_layers.size()) > a.num_hidden_layers) {
+      err("position.rope_layers", fmt::format("lists {} layers, more than num_hidden_layers ({})",
+                                              a.position.rope_layers.size(), a.num_hidden_layers));
+    }
+  }
   if (a.position.kind != PositionKind::kRope) {
     if (w.has("position.rope_theta")) err("position.rope_theta", "applies only to position.kind rope");
     if (a.position.rope_scaling.type != RopeScalingType::kNone)

@@ -415,7 +415,8 @@ std::vector<std::string> hf_supported_model_types() {
           "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
           "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
           "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
-          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert", "arcee",   "nemotron"};
+          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert", "arcee",   "nemotron",
+          "smollm3",     "cohere2"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -423,7 +424,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
       model_type == "qwen3_moe" || model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text" ||
       model_type == "granite" || model_type == "cohere" || model_type == "qwen2_moe" || model_type == "olmo2" ||
       model_type == "stablelm" || model_type == "olmo" || model_type == "olmoe" || model_type == "helium" ||
-      model_type == "seed_oss")
+      model_type == "seed_oss" || model_type == "smollm3" || model_type == "cohere2")
     return {model_type, {""}, same};
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};

@@ -163,7 +163,7 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
     k = kn.reshape({rows, hk * d});
   }
   const spec::LayerType type = a_.layer_type(w.index);
-  if (a_.position.kind == spec::PositionKind::kRope) {
+  if (a_.layer_has_rope(w.index)) {  // NoPE layers (position.rope_layers) rotate nothing
     rt_.run("rotary_embedding", "attn.rotary",
             call({positions_, q, k, rope_.at(type)},
                  {static_cast<double>(d), a_.position.rope_style == spec::RopeStyle::kNeox ? 1.0 : 0.0}));
