@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
                                            "glm4", "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
                                            "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "arcee",
-                                           "nemotron"));
+                                           "nemotron", "smollm3", "cohere2"));
 
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
