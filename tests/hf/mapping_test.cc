@@ -117,6 +117,41 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "arcee",
                                            "nemotron", "smollm3", "cohere2"));
 
+// Falcon's grouped query_key_value at its two ends: one kv group per head is GPT-NeoX's
+// per-head interleave, one group for all heads is q rows, then k, then v. Row r of a
+// canonical tensor is fused row (r / group) * stride + offset + r % group.
+TEST(GroupedQkv, EndsAreThePerHeadAndContiguousLayouts) {
+  spec::Architecture a;
+  a.num_attention_heads = 4;
+  a.head_dim = 8;
+  const auto fused_row = [](const TensorRef& ref, int64_t r) {
+    return ref.group == 0 ? ref.offset + r : (r / ref.group) * ref.stride + ref.offset + r % ref.group;
+  };
+  const char* names[] = {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight",
+                         "model.layers.0.self_attn.v_proj.weight"};
+  a.num_key_value_heads = 4;
+  for (int part = 0; part < 3; ++part) {
+    const TensorRef f = hf_tensor_map("falcon").locate(names[part], a);
+    const TensorRef n = hf_tensor_map("gpt_neox").locate(names[part], a);
+    EXPECT_EQ(f.total, n.total);
+    for (int64_t r = 0; r < 32; ++r) ASSERT_EQ(fused_row(f, r), fused_row(n, r)) << part << " row " << r;
+  }
+  a.num_key_value_heads = 1;
+  const int64_t begin[] = {0, 32, 40}, rows[] = {32, 8, 8};
+  for (int part = 0; part < 3; ++part) {
+    const TensorRef f = hf_tensor_map("falcon").locate(names[part], a);
+    EXPECT_EQ(f.total, 48);
+    for (int64_t r = 0; r < rows[part]; ++r) ASSERT_EQ(fused_row(f, r), begin[part] + r) << part << " row " << r;
+  }
+  a.num_key_value_heads = 2;  // two groups of [q, q, k, v]
+  const TensorRef k = hf_tensor_map("falcon").locate(names[1], a);
+  EXPECT_EQ(fused_row(k, 0), 16);
+  EXPECT_EQ(fused_row(k, 8), 48);
+  const TensorRef q = hf_tensor_map("falcon").locate(names[0], a);
+  EXPECT_EQ(fused_row(q, 15), 15);
+  EXPECT_EQ(fused_row(q, 16), 32);
+}
+
 TEST(WrongMapping, SwappedGateAndUpFailsParity) {
   for (const std::string mt : {"llama", "gemma2", "qwen3_moe"}) {
     const Fixture f = fixture(mt);
