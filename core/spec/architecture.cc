@@ -13,8 +13,7 @@ LayerType Architecture::layer_type(int64_t layer) const {
 
 bool Architecture::layer_has_rope(int64_t layer) const {
   if (position.kind != PositionKind::kRope) return false;
-  return position.rope_layers.empty() ||
-         position.rope_layers[static_cast<size_t>(layer) % position.rope_layers.size()];
+  return position.rope_layers.empty() || position.rope_layers[static_cast<size_t>(layer) % position.rope_layers.size()];
 }
 
 bool Architecture::layer_is_moe(int64_t layer) const {
@@ -60,7 +59,8 @@ std::string_view activation_name(Activation a) {
     case Activation::kGelu: return "gelu";
     case Activation::kGeluTanh: return "gelu_tanh";
     case Activation::kRelu: return "relu";
-    case Activation::kRelu2: return "relu2";
+    case Activation::kRelu2:
+      return "relu2";
   }
   return "?";
 }

@@ -70,7 +70,8 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
       r.integer_or("max_position_embeddings", d.max_position_embeddings, limits::kMaxPositionEmbeddings);
   a.norm.kind = NormKind::kRmsNorm;
   // No key (OLMo): the eps is fixed by the model's code.
-  a.norm.eps = d.norm_eps_key == nullptr ? d.rms_norm_eps : r.number_or(d.norm_eps_key, d.rms_norm_eps, limits::kNormEps);
+  a.norm.eps =
+      d.norm_eps_key == nullptr ? d.rms_norm_eps : r.number_or(d.norm_eps_key, d.rms_norm_eps, limits::kNormEps);
   a.norm.placement = NormPlacement::kPre;
   a.norm.weight_offset = 0.0;
   a.mlp.activation = activation_from(r, d.hidden_act_key, r.string_or(d.hidden_act_key, d.hidden_act));
@@ -104,9 +105,10 @@ Activation activation_from(ConfigReader& r, const std::string& key, const std::s
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
   if (name == "relu2") return Activation::kRelu2;
-  r.fail(key, fmt::format("found \"{}\", expected one of \"silu\", \"swish\", \"gelu\", \"gelu_new\", "
-                          "\"gelu_pytorch_tanh\", \"gelu_fast\", \"relu\", \"relu2\" (the activations the spec implements)",
-                          name));
+  r.fail(key,
+         fmt::format("found \"{}\", expected one of \"silu\", \"swish\", \"gelu\", \"gelu_new\", "
+                     "\"gelu_pytorch_tanh\", \"gelu_fast\", \"relu\", \"relu2\" (the activations the spec implements)",
+                     name));
 }
 
 namespace {

@@ -204,7 +204,8 @@ HfImport hf_config_import(const Json& config, const std::string& file, const HfI
   }
   const hf::ModelImporter* importer = hf::find_importer(model_type);
   if (importer == nullptr && hf::unsupported_reason(model_type) != nullptr)
-    top.fail("model_type", fmt::format("\"{}\" cannot be imported: {}", model_type, hf::unsupported_reason(model_type)));
+    top.fail("model_type",
+             fmt::format("\"{}\" cannot be imported: {}", model_type, hf::unsupported_reason(model_type)));
   if (importer == nullptr)
     top.fail_value("model_type", *mt,
                    fmt::format("one of [{}] (the model types fk import-hf maps exactly)",

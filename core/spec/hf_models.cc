@@ -110,8 +110,7 @@ void read_granite_scales(ConfigReader& r, Architecture& a) {
     a.embedding.multiplier = m;
   if (const double m = r.number_or("residual_multiplier", 1.0, limits::kMultiplier); m != 1.0)
     a.norm.residual_multiplier = m;
-  if (const double d = r.number_or("logits_scaling", 1.0, limits::kLogitScale); d != 1.0)
-    a.head.logit_scale = 1.0 / d;
+  if (const double d = r.number_or("logits_scaling", 1.0, limits::kLogitScale); d != 1.0) a.head.logit_scale = 1.0 / d;
 }
 
 namespace {

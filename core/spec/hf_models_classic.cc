@@ -113,8 +113,8 @@ void fill_roberta(ConfigReader& r, Architecture& a) {
   if (pad != nullptr && *pad != 1)
     r.fail_value("pad_token_id", *pad, "1 (positions start at pad_token_id + 1; other offsets are not supported)");
   if (a.max_position_embeddings <= 2)
-    r.fail("max_position_embeddings",
-           fmt::format("found {}, expected more than 2 (rows 0 and 1 are the padding rows)", a.max_position_embeddings));
+    r.fail("max_position_embeddings", fmt::format("found {}, expected more than 2 (rows 0 and 1 are the padding rows)",
+                                                  a.max_position_embeddings));
   a.max_position_embeddings -= 2;
 }
 
@@ -237,8 +237,7 @@ void fill_gpt_neo(ConfigReader& r, Architecture& a) {
     r.note_default("intermediate_size", "4 x hidden_size");
     a.intermediate_size = 4 * a.hidden_size;
   }
-  a.mlp.activation =
-      activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
+  a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
   const std::vector<LayerType> per_layer = gpt_neo_layers(r, a.num_hidden_layers);
@@ -269,8 +268,8 @@ void fill_biogpt(ConfigReader& r, Architecture& a) {
   a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "gelu"));
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
   a.embedding.scale_by_sqrt_hidden = r.boolean_or("scale_embedding", true);
-  r.ignore({"layer_norm_eps", "hidden_dropout_prob", "attention_probs_dropout_prob", "activation_dropout",
-            "layerdrop", "is_decoder"});
+  r.ignore({"layer_norm_eps", "hidden_dropout_prob", "attention_probs_dropout_prob", "activation_dropout", "layerdrop",
+            "is_decoder"});
   classic_common(r, a);
   a.norm.eps = 1e-5;
   a.attention.causal = true;

@@ -8,8 +8,8 @@
 // no_rope_layer_interval-th layer without rope).
 #include "core/spec/hf_models.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace fk::spec::hf {
 namespace {
@@ -72,8 +72,8 @@ void granite_moe_body(ConfigReader& r, Architecture& a) {
 
 void fill_olmo(ConfigReader& r, Architecture& a) {
   // OlmoLayerNorm: F.layer_norm without weight or bias, eps fixed at 1e-5.
-  read_decoder_core(r, a,
-                    {.max_position_embeddings = 2048, .rms_norm_eps = 1e-5, .vocab_size = 50304, .norm_eps_key = nullptr});
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 2048, .rms_norm_eps = 1e-5, .vocab_size = 50304, .norm_eps_key = nullptr});
   check_heads(r, a, "num_attention_heads", "num_key_value_heads");
   const bool bias = r.boolean_or("attention_bias", false);
   a.attention.qkv_bias = bias;
@@ -218,8 +218,8 @@ void fill_smollm3(ConfigReader& r, Architecture& a) {
 }
 
 void fill_arcee(ConfigReader& r, Architecture& a) {
-  read_decoder_core(r, a,
-                    {.max_position_embeddings = 4096, .rms_norm_eps = 1e-5, .vocab_size = 32000, .hidden_act = "relu2"});
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 4096, .rms_norm_eps = 1e-5, .vocab_size = 32000, .hidden_act = "relu2"});
   check_heads(r, a, "num_attention_heads", "num_key_value_heads");
   const bool bias = r.boolean_or("attention_bias", false);
   a.attention.qkv_bias = bias;

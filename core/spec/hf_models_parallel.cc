@@ -8,8 +8,8 @@
 #include "core/spec/architecture_write.h"
 #include "core/spec/hf_models.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace fk::spec::hf {
 namespace {
@@ -240,12 +240,14 @@ void fill_cohere2(ConfigReader& r, Architecture& a) {
   }
   const Json* w = r.get("sliding_window");
   if (w == nullptr) r.note_default("sliding_window", "4096");
-  const std::optional<int64_t> window = w == nullptr ? std::optional<int64_t>(4096) : r.optional_integer("sliding_window");
+  const std::optional<int64_t> window =
+      w == nullptr ? std::optional<int64_t>(4096) : r.optional_integer("sliding_window");
   set_layer_pattern(r, a, *types, window, "sliding_window");
   std::vector<bool> rope;
   for (LayerType t : *types) rope.push_back(t == LayerType::kSliding);
   if (std::find(rope.begin(), rope.end(), true) == rope.end())
-    r.fail("layer_types", "has no sliding layer, and Cohere 2 rotates only its sliding layers: no layer would have rope");
+    r.fail("layer_types",
+           "has no sliding layer, and Cohere 2 rotates only its sliding layers: no layer would have rope");
   set_rope_layers(a, rope);
   r.ignore({"use_qk_norm"});  // a CohereConfig key Cohere2Attention never reads
   cohere_rope_and_head(r, a, 10000.0);
@@ -268,13 +270,14 @@ void fill_falcon(ConfigReader& r, Architecture& a) {
   if (hidden_key == std::string("hidden_size")) r.ignore({"n_embed"});
   for (const char* legacy : {"n_head", "n_layer", "n_head_kv"})
     if (r.has(legacy))
-      r.fail(legacy, "is a RefinedWeb key FalconConfig does not read (convert the config with transformers' "
-                     "convert_custom_code_checkpoint.py, which renames it)");
+      r.fail(legacy,
+             "is a RefinedWeb key FalconConfig does not read (convert the config with transformers' "
+             "convert_custom_code_checkpoint.py, which renames it)");
   a.num_hidden_layers = r.integer_or("num_hidden_layers", 32, limits::kNumHiddenLayers);
   a.num_attention_heads = r.integer_or("num_attention_heads", 71, limits::kHeads);
   if (a.hidden_size % a.num_attention_heads != 0)
-    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
-                                              a.num_attention_heads, a.hidden_size));
+    r.fail("num_attention_heads",
+           fmt::format("found {}, expected a divisor of hidden_size ({})", a.num_attention_heads, a.hidden_size));
   a.head_dim = a.hidden_size / a.num_attention_heads;
   a.vocab_size = r.integer_or("vocab_size", 65024, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
@@ -298,12 +301,12 @@ void fill_falcon(ConfigReader& r, Architecture& a) {
   const bool parallel = r.boolean_or("parallel_attn", true);
   const std::optional<int64_t> kv = r.optional_integer("num_kv_heads", limits::kHeads);
   const std::optional<int64_t> norms = r.optional_integer("num_ln_in_parallel_attn", 1);
-  if (norms && *norms > 2)
-    r.fail("num_ln_in_parallel_attn", fmt::format("found {}, expected 1 or 2", *norms));
+  if (norms && *norms > 2) r.fail("num_ln_in_parallel_attn", fmt::format("found {}, expected 1 or 2", *norms));
   if (new_arch) {
     if (!parallel)
-      r.fail("parallel_attn", "found false, expected true (FalconDecoderLayer has no sequential form of "
-                              "new_decoder_architecture)");
+      r.fail("parallel_attn",
+             "found false, expected true (FalconDecoderLayer has no sequential form of "
+             "new_decoder_architecture)");
     a.num_key_value_heads = kv.value_or(a.num_attention_heads);
     a.norm.placement = norms.value_or(2) == 2 ? NormPlacement::kParallel : NormPlacement::kParallelShared;
   } else {
@@ -313,8 +316,9 @@ void fill_falcon(ConfigReader& r, Architecture& a) {
                                          "new_decoder_architecture every head has its own k and v",
                                          a.num_key_value_heads, a.num_attention_heads));
     if (parallel && norms.value_or(1) == 2)
-      r.fail("num_ln_in_parallel_attn", "found 2, expected 1 or null (two parallel norms need "
-                                        "new_decoder_architecture)");
+      r.fail("num_ln_in_parallel_attn",
+             "found 2, expected 1 or null (two parallel norms need "
+             "new_decoder_architecture)");
     a.norm.placement = parallel ? NormPlacement::kParallelShared : NormPlacement::kPre;
   }
   check_heads(r, a, "num_attention_heads", "num_kv_heads");

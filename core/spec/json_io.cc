@@ -247,10 +247,10 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.norm.bias = !n.has("bias") || n.at("bias").boolean();
   a.norm.weight = !n.has("weight") || n.at("weight").boolean();
   const JsonIn m = in.at("mlp");
-  a.mlp.activation = enum_from(m.at("activation"),
-                               {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu,
-                                Activation::kRelu2},
-                               activation_name);
+  a.mlp.activation =
+      enum_from(m.at("activation"),
+                {Activation::kSilu, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu, Activation::kRelu2},
+                activation_name);
   a.mlp.gated = m.at("gated").boolean();
   a.mlp.bias = m.at("bias").boolean();
   const JsonIn p = in.at("position");
@@ -263,9 +263,8 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   if (p.has("rope_layers")) {
     const JsonIn kinds = p.at("rope_layers");
     for (size_t i = 0; i < kinds.size(); ++i)
-      a.position.rope_layers.push_back(enum_from(kinds.at(i), {true, false}, [](bool rope) {
-                                         return std::string_view(rope ? "rope" : "nope");
-                                       }));
+      a.position.rope_layers.push_back(
+          enum_from(kinds.at(i), {true, false}, [](bool rope) { return std::string_view(rope ? "rope" : "nope"); }));
   }
   const JsonIn rs = p.at("rope_scaling");
   a.position.rope_scaling.type = enum_from(

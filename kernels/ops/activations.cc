@@ -26,7 +26,8 @@ F activate(Act a, F x) {
       return F(0.5) * x * (F(1) + std::tanh(k * (x + F(0.044715) * x * x * x)));
     }
     case Act::kRelu: return x > F(0) ? x : F(0);
-    case Act::kRelu2: return x > F(0) ? x * x : F(0);
+    case Act::kRelu2:
+      return x > F(0) ? x * x : F(0);
   }
   return x;
 }

@@ -205,8 +205,7 @@ TEST(WrongMapping, GptBigCodeMultiQueryKeyAndValueRowsSwappedFailParity) {
   const Fixture f = fixture("gpt_bigcode");
   ASSERT_EQ(f.arch.num_key_value_heads, 1);
   const int64_t q = f.arch.num_attention_heads * f.arch.head_dim, kv = f.arch.head_dim;
-  const CheckpointWeights bad(f.checkpoint(), f.arch,
-                              edited("gpt_bigcode", [q, kv](const std::string&, TensorRef& r) {
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("gpt_bigcode", [q, kv](const std::string&, TensorRef& r) {
                                 if (r.name.find("c_attn") == std::string::npos || r.offset < q) return;
                                 r.offset = r.offset == q ? q + kv : q;
                               }));
@@ -232,7 +231,8 @@ TEST(WrongMapping, GraniteMoeExpertHalvesSwappedFailParity) {
   // input_linear holds each expert's gate rows, then its up rows.
   const Fixture f = fixture("granitemoe");
   const int64_t im = f.arch.moe.moe_intermediate_size;
-  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("granitemoe", [im](const std::string& canonical, TensorRef& r) {
+  const CheckpointWeights bad(f.checkpoint(), f.arch,
+                              edited("granitemoe", [im](const std::string& canonical, TensorRef& r) {
                                 if (r.stack == 0 || canonical.find("down_proj") != std::string::npos) return;
                                 r.offset += canonical.find("gate_proj") != std::string::npos ? im : -im;
                               }));

@@ -56,7 +56,8 @@ std::vector<Case> cases() {
   add("linear", {{"tokens", 1}, {"in", 64}, {"out", 96}, {"bias", 0}}, {});
   add("linear", {{"tokens", 7}, {"in", 129}, {"out", 33}, {"bias", 1}}, {});
   add("linear", {{"tokens", 33}, {"in", 256}, {"out", 512}, {"bias", 1}}, {});
-  for (const char* op : {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "gelu", "gelu_new", "relu", "relu2", "silu"})
+  for (const char* op :
+       {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "gelu", "gelu_new", "relu", "relu2", "silu"})
     for (int64_t d : {1, 63, 1024}) add(op, {{"tokens", 5}, {"d", d}}, {});
   for (int64_t hd : {64, 80, 128, 256}) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));

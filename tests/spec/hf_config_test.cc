@@ -557,10 +557,9 @@ TEST(HfImportGlm, PartialGptjRopeAndGlm4Sandwich) {
 // GraniteMoe: Granite's scales over top-k-then-softmax experts; the shared variant adds an
 // ungated shared expert only when shared_intermediate_size > 0.
 TEST(HfImportGraniteMoe, ScalesExpertsAndSharedExpert) {
-  nlohmann::json c = small_decoder("granitemoe", {{"num_local_experts", 4},
-                                                  {"num_experts_per_tok", 2},
-                                                  {"attention_multiplier", 0.25},
-                                                  {"logits_scaling", 2.0}});
+  nlohmann::json c = small_decoder(
+      "granitemoe",
+      {{"num_local_experts", 4}, {"num_experts_per_tok", 2}, {"attention_multiplier", 0.25}, {"logits_scaling", 2.0}});
   const Architecture a = spec::hf_config_import(c, "granitemoe/config.json").arch;
   EXPECT_EQ(a.moe.num_experts, 4);
   EXPECT_TRUE(a.moe.renormalize) << "a softmax over the top-k logits";
@@ -579,8 +578,11 @@ TEST(HfImportGraniteMoe, ScalesExpertsAndSharedExpert) {
 
 // Falcon's three layer forms and kv layouts, and the combinations HF itself cannot run.
 TEST(HfImportFalcon, LayerFormsAndKvHeads) {
-  nlohmann::json c = {{"model_type", "falcon"}, {"hidden_size", 64}, {"num_hidden_layers", 2},
-                      {"num_attention_heads", 8}, {"vocab_size", 300}};
+  nlohmann::json c = {{"model_type", "falcon"},
+                      {"hidden_size", 64},
+                      {"num_hidden_layers", 2},
+                      {"num_attention_heads", 8},
+                      {"vocab_size", 300}};
   Architecture a = spec::hf_config_import(c, "falcon/config.json").arch;  // Falcon-7B's form
   EXPECT_EQ(a.num_key_value_heads, 1) << "multi_query by default";
   EXPECT_EQ(a.norm.placement, spec::NormPlacement::kParallelShared);
@@ -599,8 +601,7 @@ TEST(HfImportFalcon, LayerFormsAndKvHeads) {
   EXPECT_TRUE(a.attention.qkv_bias);
   EXPECT_TRUE(a.mlp.bias);
   c["num_ln_in_parallel_attn"] = 1;  // Falcon 2's
-  EXPECT_EQ(spec::hf_config_import(c, "falcon/config.json").arch.norm.placement,
-            spec::NormPlacement::kParallelShared);
+  EXPECT_EQ(spec::hf_config_import(c, "falcon/config.json").arch.norm.placement, spec::NormPlacement::kParallelShared);
   c["parallel_attn"] = false;
   EXPECT_NE(import_error(c).find("parallel_attn"), std::string::npos) << import_error(c);
   c.erase("num_ln_in_parallel_attn");
@@ -650,8 +651,8 @@ TEST(HfImportGptNeo, UnscaledScoresAndLocalLayers) {
 
 // BioGPT: scaled token embeddings, eps 1e-5 whatever layer_norm_eps says.
 TEST(HfImportBioGpt, ScaledEmbeddingsAndDefaultEps) {
-  nlohmann::json c = {{"model_type", "biogpt"},         {"hidden_size", 64}, {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4},       {"vocab_size", 300}, {"intermediate_size", 128},
+  nlohmann::json c = {{"model_type", "biogpt"},   {"hidden_size", 64}, {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4}, {"vocab_size", 300}, {"intermediate_size", 128},
                       {"layer_norm_eps", 1e-12}};
   Architecture a = spec::hf_config_import(c, "biogpt/config.json").arch;
   EXPECT_TRUE(a.embedding.scale_by_sqrt_hidden);
@@ -664,8 +665,8 @@ TEST(HfImportBioGpt, ScaledEmbeddingsAndDefaultEps) {
 
 // A small BERT-style encoder config of `model_type` plus `extra`.
 nlohmann::json small_encoder(const std::string& model_type, const nlohmann::json& extra = nlohmann::json::object()) {
-  nlohmann::json c = {{"model_type", model_type},   {"hidden_size", 64},  {"num_hidden_layers", 2},
-                      {"num_attention_heads", 4},   {"intermediate_size", 128}, {"vocab_size", 300},
+  nlohmann::json c = {{"model_type", model_type},       {"hidden_size", 64},        {"num_hidden_layers", 2},
+                      {"num_attention_heads", 4},       {"intermediate_size", 128}, {"vocab_size", 300},
                       {"max_position_embeddings", 514}, {"type_vocab_size", 1}};
   c.update(extra);
   return c;
@@ -698,8 +699,9 @@ TEST(HfImportElectraDistilBert, EncodersUnderTheirKeys) {
   c.erase("embedding_size");  // the class default, 128
   EXPECT_NE(import_error(c).find("embedding_size"), std::string::npos) << import_error(c);
 
-  const nlohmann::json d = {{"model_type", "distilbert"}, {"dim", 64}, {"n_layers", 3}, {"n_heads", 4},
-                            {"vocab_size", 300},          {"sinusoidal_pos_embds", true}};
+  const nlohmann::json d = {
+      {"model_type", "distilbert"},  {"dim", 64}, {"n_layers", 3}, {"n_heads", 4}, {"vocab_size", 300},
+      {"sinusoidal_pos_embds", true}};
   a = spec::hf_config_import(d, "distilbert/config.json").arch;
   EXPECT_EQ(a.hidden_size, 64);
   EXPECT_EQ(a.num_hidden_layers, 3);

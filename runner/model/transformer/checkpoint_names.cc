@@ -178,7 +178,6 @@ TensorRef distilbert(const std::string& canonical, const Architecture& a) {
   return {canonical};
 }
 
-
 // Arcee, Nemotron: Llama names but for the ungated MLP's up_proj / down_proj.
 TensorRef up_down(const std::string& canonical, const Architecture&) {
   int64_t l = 0;
@@ -410,13 +409,49 @@ TensorRef granitemoe(const std::string& canonical, const Architecture& a) {
 }  // namespace
 
 std::vector<std::string> hf_supported_model_types() {
-  return {"llama",       "mistral", "qwen2",  "qwen3",     "qwen3_moe",  "mixtral", "gemma",    "gemma2",
-          "gemma3_text", "phi3",    "bert",   "gpt2",      "starcoder2", "opt",     "gpt_neox", "phi",
-          "gptj",        "granite", "cohere", "qwen2_moe", "olmo2",      "stablelm",
-          "gpt_bigcode", "olmo",      "olmoe",      "helium",  "seed_oss", "glm",
-          "glm4",        "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
-          "roberta",     "xlm-roberta", "camembert", "electra", "distilbert", "arcee",   "nemotron",
-          "smollm3",     "cohere2"};
+  return {"llama",
+          "mistral",
+          "qwen2",
+          "qwen3",
+          "qwen3_moe",
+          "mixtral",
+          "gemma",
+          "gemma2",
+          "gemma3_text",
+          "phi3",
+          "bert",
+          "gpt2",
+          "starcoder2",
+          "opt",
+          "gpt_neox",
+          "phi",
+          "gptj",
+          "granite",
+          "cohere",
+          "qwen2_moe",
+          "olmo2",
+          "stablelm",
+          "gpt_bigcode",
+          "olmo",
+          "olmoe",
+          "helium",
+          "seed_oss",
+          "glm",
+          "glm4",
+          "granitemoe",
+          "granitemoeshared",
+          "falcon",
+          "gpt_neo",
+          "biogpt",
+          "roberta",
+          "xlm-roberta",
+          "camembert",
+          "electra",
+          "distilbert",
+          "arcee",
+          "nemotron",
+          "smollm3",
+          "cohere2"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {

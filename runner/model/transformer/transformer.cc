@@ -22,7 +22,8 @@ std::string act_and_mul_op(spec::Activation a) {
     case spec::Activation::kGelu: return "gelu_and_mul";
     case spec::Activation::kGeluTanh: return "gelu_tanh_and_mul";
     case spec::Activation::kRelu:
-    case spec::Activation::kRelu2: fail(ErrorKind::kUnsupported, "gated relu MLPs are not supported");
+    case spec::Activation::kRelu2:
+      fail(ErrorKind::kUnsupported, "gated relu MLPs are not supported");
   }
   return "";
 }
@@ -33,7 +34,8 @@ std::string act_op(spec::Activation a) {
     case spec::Activation::kGelu: return "gelu";
     case spec::Activation::kGeluTanh: return "gelu_new";
     case spec::Activation::kRelu: return "relu";
-    case spec::Activation::kRelu2: return "relu2";
+    case spec::Activation::kRelu2:
+      return "relu2";
   }
   return "";
 }
@@ -44,7 +46,8 @@ double moe_activation_code(spec::Activation a) {
     case spec::Activation::kGeluTanh: return 1;
     case spec::Activation::kGelu: return 2;
     case spec::Activation::kRelu:
-    case spec::Activation::kRelu2: fail(ErrorKind::kUnsupported, "relu MoE experts are not supported");
+    case spec::Activation::kRelu2:
+      fail(ErrorKind::kUnsupported, "relu MoE experts are not supported");
   }
   return 0;
 }
