@@ -83,12 +83,12 @@ void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& 
   a.attention.causal = true;
 }
 
-void read_n_inner(ConfigReader& r, Architecture& a) {
-  if (const auto inner = r.optional_integer("n_inner", limits::kIntermediateSize)) {
+void read_inner_or_4x(ConfigReader& r, Architecture& a, const char* key, const char* hidden_key) {
+  if (const auto inner = r.optional_integer(key, limits::kIntermediateSize)) {
     a.intermediate_size = *inner;
   } else {
     a.intermediate_size = 4 * a.hidden_size;
-    r.note_default("n_inner", fmt::format("4 x n_embd ({})", a.intermediate_size));
+    r.note_default(key, fmt::format("4 x {} ({})", hidden_key, a.intermediate_size));
   }
 }
 
@@ -308,33 +308,32 @@ std::optional<std::vector<LayerType>> read_layer_types(ConfigReader& r, int64_t 
   return out;
 }
 
-void set_rope_layers(Architecture& a, const std::vector<bool>& per_layer) {
-  a.position.rope_layers.clear();
-  if (std::find(per_layer.begin(), per_layer.end(), false) == per_layer.end()) return;
-  size_t period = per_layer.size();
+namespace {
+
+// The length of the shortest prefix of `per_layer` that repeats to make it.
+template <typename T>
+size_t shortest_period(const std::vector<T>& per_layer) {
   for (size_t p = 1; p < per_layer.size(); ++p) {
     bool repeats = true;
     for (size_t i = p; i < per_layer.size() && repeats; ++i) repeats = per_layer[i] == per_layer[i % p];
-    if (repeats) {
-      period = p;
-      break;
-    }
+    if (repeats) return p;
   }
+  return per_layer.size();
+}
+
+}  // namespace
+
+void set_rope_layers(Architecture& a, const std::vector<bool>& per_layer) {
+  a.position.rope_layers.clear();
+  if (std::find(per_layer.begin(), per_layer.end(), false) == per_layer.end()) return;
+  const size_t period = shortest_period(per_layer);
   a.position.rope_layers.assign(per_layer.begin(), per_layer.begin() + static_cast<std::ptrdiff_t>(period));
 }
 
 void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<LayerType>& per_layer,
                        std::optional<int64_t> window, const char* window_key) {
   FK_ASSERT(!per_layer.empty());
-  size_t period = per_layer.size();
-  for (size_t p = 1; p < per_layer.size(); ++p) {
-    bool repeats = true;
-    for (size_t i = p; i < per_layer.size() && repeats; ++i) repeats = per_layer[i] == per_layer[i % p];
-    if (repeats) {
-      period = p;
-      break;
-    }
-  }
+  const size_t period = shortest_period(per_layer);
   a.attention.layer_types.assign(per_layer.begin(), per_layer.begin() + static_cast<std::ptrdiff_t>(period));
   const bool any_sliding = std::find(per_layer.begin(), per_layer.end(), LayerType::kSliding) != per_layer.end();
   if (any_sliding && !window)

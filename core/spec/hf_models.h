@@ -55,9 +55,10 @@ struct DecoderDefaults {
 // separately (read_rope).
 void read_decoder_core(ConfigReader& r, Architecture& a, const DecoderDefaults& d);
 
-// intermediate_size from GPT-2-style `n_inner` (null or absent: 4 x hidden_size, as
-// GPT2MLP and GPTJMLP do).
-void read_n_inner(ConfigReader& r, Architecture& a);
+// intermediate_size from `key` (null or absent: 4 x hidden_size, as GPT-2's and GPT-J's
+// n_inner, GPT-Neo's intermediate_size, Falcon's ffn_hidden_size, DistilBERT's hidden_dim).
+// `hidden_key` names the hidden size's key in the note of the default.
+void read_inner_or_4x(ConfigReader& r, Architecture& a, const char* key, const char* hidden_key);
 
 // Checks kv heads and head_dim against the heads (errors name the HF keys given).
 void check_heads(ConfigReader& r, const Architecture& a, const char* heads_key, const char* kv_key);

@@ -45,7 +45,7 @@ void gpt2_body(ConfigReader& r, Architecture& a, const char* default_activation)
   mha_head_dim(r, a, "n_embd", "n_head");
   a.vocab_size = r.integer("vocab_size", limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("n_positions", 1024, limits::kMaxPositionEmbeddings);
-  read_n_inner(r, a);
+  read_inner_or_4x(r, a, "n_inner", "n_embd");
   a.mlp.activation =
       activation_from(r, "activation_function", r.string_or("activation_function", default_activation));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
@@ -138,13 +138,7 @@ void fill_distilbert(ConfigReader& r, Architecture& a) {
   a.num_hidden_layers = r.integer_or("n_layers", 6, limits::kNumHiddenLayers);
   a.num_attention_heads = r.integer_or("n_heads", 12, limits::kHeads);
   mha_head_dim(r, a, "dim", "n_heads");
-  if (r.has_value("hidden_dim")) {
-    a.intermediate_size = r.integer("hidden_dim", limits::kIntermediateSize);
-  } else {  // absent or null
-    r.get("hidden_dim");
-    r.note_default("hidden_dim", "4 x dim");
-    a.intermediate_size = 4 * a.hidden_size;
-  }
+  read_inner_or_4x(r, a, "hidden_dim", "dim");
   a.vocab_size = r.integer_or("vocab_size", 30522, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 512, limits::kMaxPositionEmbeddings);
   a.mlp.activation = activation_from(r, "activation", r.string_or("activation", "gelu"));
@@ -230,13 +224,7 @@ void fill_gpt_neo(ConfigReader& r, Architecture& a) {
   mha_head_dim(r, a, "hidden_size", "num_heads");
   a.vocab_size = r.integer_or("vocab_size", 50257, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
-  if (r.has_value("intermediate_size")) {
-    a.intermediate_size = r.integer("intermediate_size", limits::kIntermediateSize);
-  } else {
-    r.get("intermediate_size");
-    r.note_default("intermediate_size", "4 x hidden_size");
-    a.intermediate_size = 4 * a.hidden_size;
-  }
+  read_inner_or_4x(r, a, "intermediate_size", "hidden_size");
   a.mlp.activation = activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);

@@ -129,7 +129,7 @@ void fill_gptj(ConfigReader& r, Architecture& a) {
   a.head_dim = a.hidden_size / a.num_attention_heads;
   a.vocab_size = r.integer_or("vocab_size", 50400, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("n_positions", 2048, limits::kMaxPositionEmbeddings);
-  read_n_inner(r, a);
+  read_inner_or_4x(r, a, "n_inner", "n_embd");
   a.mlp.activation =
       activation_from(r, "activation_function", r.string_or("activation_function", "gelu_new"));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
@@ -281,13 +281,7 @@ void fill_falcon(ConfigReader& r, Architecture& a) {
   a.head_dim = a.hidden_size / a.num_attention_heads;
   a.vocab_size = r.integer_or("vocab_size", 65024, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
-  if (r.has_value("ffn_hidden_size")) {
-    a.intermediate_size = r.integer("ffn_hidden_size", limits::kIntermediateSize);
-  } else {  // absent or null: 4 x hidden_size
-    r.get("ffn_hidden_size");
-    r.note_default("ffn_hidden_size", "4 x hidden_size");
-    a.intermediate_size = 4 * a.hidden_size;
-  }
+  read_inner_or_4x(r, a, "ffn_hidden_size", "hidden_size");
   a.mlp.activation = activation_from(r, "activation", r.string_or("activation", "gelu"));
   a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
   a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
@@ -322,16 +316,10 @@ void fill_falcon(ConfigReader& r, Architecture& a) {
     a.norm.placement = parallel ? NormPlacement::kParallelShared : NormPlacement::kPre;
   }
   check_heads(r, a, "num_attention_heads", "num_kv_heads");
-  a.norm.kind = NormKind::kLayerNorm;
-  a.norm.weight_offset = 0.0;
-  a.mlp.gated = false;
+  parallel_common(r, a);  // LayerNorm, an ungated MLP, ln_f, full attention everywhere
   a.mlp.bias = bias;
-  a.attention.causal = true;
-  a.head.kind = HeadKind::kLm;
-  a.head.final_norm = true;  // ln_f
   // apply_residual_connection_post_layernorm is carried by old configs and read by nothing.
   r.ignore({"is_decoder", "apply_residual_connection_post_layernorm", "hidden_dropout", "attention_dropout"});
-  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
 }
 

@@ -178,26 +178,24 @@ TensorRef distilbert(const std::string& canonical, const Architecture& a) {
   return {canonical};
 }
 
-// Arcee, Nemotron: Llama names but for the ungated MLP's up_proj / down_proj.
-TensorRef up_down(const std::string& canonical, const Architecture&) {
+// Llama names but for the ungated MLP's two projections, `up` and `down` ("mlp.c_fc." /
+// "mlp.c_proj.": StarCoder2; "mlp.up_proj." / "mlp.down_proj.": Arcee, Nemotron).
+TensorRef ungated_names(const std::string& canonical, const char* up, const char* down) {
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string base = fmt::format("model.layers.{}.", l);
-  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.up_proj.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.down_proj.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", base + up)) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + down)) return *r;
   return {canonical};
 }
 
-// StarCoder2: Llama names but for the ungated MLP's c_fc / c_proj.
+TensorRef up_down(const std::string& canonical, const Architecture&) {
+  return ungated_names(canonical, "mlp.up_proj.", "mlp.down_proj.");
+}
+
 TensorRef starcoder2(const std::string& canonical, const Architecture&) {
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  const std::string base = fmt::format("model.layers.{}.", l);
-  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.c_fc.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.c_proj.")) return *r;
-  return {canonical};
+  return ungated_names(canonical, "mlp.c_fc.", "mlp.c_proj.");
 }
 
 // OPT's layer names (BART's): self_attn.{q,k,v,out}_proj, self_attn_layer_norm, fc1,
