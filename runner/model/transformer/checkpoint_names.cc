@@ -209,32 +209,32 @@ TensorRef bart_layer(const std::string& rest, const std::string& base) {
   return {base + rest};
 }
 
-// OPT (OPTForCausalLM): model.decoder.*, positions stored with an offset of 2 rows,
-// the final norm decoder.final_layer_norm.
-TensorRef opt(const std::string& canonical, const Architecture& a) {
-  if (canonical == "model.embed_tokens.weight") return {"decoder.embed_tokens.weight"};
+// A BART-style decoder under `prefix` (its layers at <prefix>layers.<l>.): learned
+// positions stored with an offset of 2 rows, the final norm `final_norm`, the LM head
+// `head`.
+TensorRef bart_decoder(const std::string& canonical, const Architecture& a, const std::string& prefix,
+                       const std::string& final_norm, const std::string& head) {
+  if (canonical == "model.embed_tokens.weight") return {prefix + "embed_tokens.weight"};
   if (canonical == "model.embed_positions.weight")
-    return {"decoder.embed_positions.weight", 2, a.max_position_embeddings + 2};  // OPTLearnedPositionalEmbedding
-  if (canonical == "lm_head.weight") return {"lm_head.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "decoder.final_layer_norm.")) return *r;
+    return {prefix + "embed_positions.weight", 2, a.max_position_embeddings + 2};
+  if (canonical == "lm_head.weight") return {head};
+  if (auto r = renamed(canonical, "model.norm.", prefix + final_norm)) return *r;
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
-  return bart_layer(rest, fmt::format("decoder.layers.{}.", l));
+  return bart_layer(rest, fmt::format("{}layers.{}.", prefix, l));
+}
+
+// OPT (OPTForCausalLM): model.decoder.* (OPTLearnedPositionalEmbedding's offset), the
+// final norm decoder.final_layer_norm, lm_head.
+TensorRef opt(const std::string& canonical, const Architecture& a) {
+  return bart_decoder(canonical, a, "decoder.", "final_layer_norm.", "lm_head.weight");
 }
 
 // BioGPT (BioGptForCausalLM): biogpt.* with OPT's layer names and position offset, the
 // final norm biogpt.layer_norm, the LM head output_projection.
 TensorRef biogpt(const std::string& canonical, const Architecture& a) {
-  if (canonical == "model.embed_tokens.weight") return {"biogpt.embed_tokens.weight"};
-  if (canonical == "model.embed_positions.weight")
-    return {"biogpt.embed_positions.weight", 2, a.max_position_embeddings + 2};  // BioGptLearnedPositionalEmbedding
-  if (canonical == "lm_head.weight") return {"output_projection.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "biogpt.layer_norm.")) return *r;
-  int64_t l = 0;
-  std::string rest;
-  if (!split_layer(canonical, &l, &rest)) return {canonical};
-  return bart_layer(rest, fmt::format("biogpt.layers.{}.", l));
+  return bart_decoder(canonical, a, "biogpt.", "layer_norm.", "output_projection.weight");
 }
 
 // GPT-Neo: GPT-2's names (wte, wpe, h.<l>.ln_1/ln_2, mlp.c_fc/c_proj, ln_f) with Linear
