@@ -33,13 +33,18 @@ expect_run(0 "checkpoint: ${HF}/qwen2" ${FK} import-hf ${HF}/llama/config.json -
 
 # Bad input: exit 2, the file, the field, what was found.
 file(READ ${HF}/llama/config.json llama)
-string(REPLACE "\"model_type\": \"llama\"" "\"model_type\": \"falcon\"" falcon "${llama}")
-file(WRITE ${WORK}/falcon/config.json "${falcon}")
-expect_run(2 "fk import-hf: ${WORK}/falcon/config.json: model_type: found \"falcon\", expected one of ["
-           ${FK} import-hf ${WORK}/falcon/config.json -o ${WORK}/falcon.yaml)
-if(EXISTS ${WORK}/falcon.yaml)
+string(REPLACE "\"model_type\": \"llama\"" "\"model_type\": \"my_own_model\"" unknown "${llama}")
+file(WRITE ${WORK}/unknown/config.json "${unknown}")
+expect_run(2 "fk import-hf: ${WORK}/unknown/config.json: model_type: found \"my_own_model\", expected one of ["
+           ${FK} import-hf ${WORK}/unknown/config.json -o ${WORK}/unknown.yaml)
+if(EXISTS ${WORK}/unknown.yaml)
   message(FATAL_ERROR "a failed import wrote its output")
 endif()
+# A known model type fk cannot import says what it lacks.
+string(REPLACE "\"model_type\": \"llama\"" "\"model_type\": \"bloom\"" bloom "${llama}")
+file(WRITE ${WORK}/bloom/config.json "${bloom}")
+expect_run(2 "fk import-hf: ${WORK}/bloom/config.json: model_type: \"bloom\" cannot be imported: ALiBi positions"
+           ${FK} import-hf ${WORK}/bloom/config.json -o ${WORK}/bloom.yaml)
 string(REPLACE "\"rope_type\": \"llama3\"" "\"rope_type\": \"yarn\"" yarn "${llama}")
 file(WRITE ${WORK}/yarn/config.json "${yarn}")
 expect_run(2 "fk import-hf: ${WORK}/yarn/config.json: rope_parameters.rope_type: found \"yarn\""
