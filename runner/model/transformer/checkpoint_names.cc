@@ -198,6 +198,17 @@ TensorRef starcoder2(const std::string& canonical, const Architecture&) {
   return ungated_names(canonical, "mlp.c_fc.", "mlp.c_proj.");
 }
 
+// The top-level names GPT-2's descendants share (under an optional transformer. prefix):
+// the token embedding `embed`, learned positions wpe, the final norm ln_f and lm_head as
+// stored; nullopt for any other name (a layer's).
+std::optional<TensorRef> gpt_top(const std::string& canonical, const char* embed = "wte.weight") {
+  if (canonical == "model.embed_tokens.weight") return TensorRef{embed};
+  if (canonical == "model.embed_positions.weight") return TensorRef{"wpe.weight"};
+  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return r;
+  if (canonical.rfind("lm_head.", 0) == 0) return TensorRef{canonical};
+  return std::nullopt;
+}
+
 // OPT's layer names (BART's): self_attn.{q,k,v,out}_proj, self_attn_layer_norm, fc1,
 // fc2 and final_layer_norm (the MLP's norm), under `base`.
 TensorRef bart_layer(const std::string& rest, const std::string& base) {
@@ -240,10 +251,7 @@ TensorRef biogpt(const std::string& canonical, const Architecture& a) {
 // GPT-Neo: GPT-2's names (wte, wpe, h.<l>.ln_1/ln_2, mlp.c_fc/c_proj, ln_f) with Linear
 // weights, the attention under attn.attention (q/k/v_proj, out_proj).
 TensorRef gpt_neo(const std::string& canonical, const Architecture&) {
-  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
-  if (canonical == "model.embed_positions.weight") return {"wpe.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
-  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  if (auto r = gpt_top(canonical)) return *r;
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
@@ -262,9 +270,7 @@ TensorRef gpt_neo(const std::string& canonical, const Architecture&) {
 // norms input_layernorm (+ post_attention_layernorm when sequential), or ln_attn and
 // ln_mlp when two parallel norms; ln_f.
 TensorRef falcon(const std::string& canonical, const Architecture& a) {
-  if (canonical == "model.embed_tokens.weight") return {"word_embeddings.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
-  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  if (auto r = gpt_top(canonical, "word_embeddings.weight")) return *r;
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
@@ -304,10 +310,7 @@ TensorRef gpt_neox(const std::string& canonical, const Architecture& a) {
 // transposed). c_attn holds q, then k, then v rows under multi-query (one kv head);
 // with as many kv heads as heads, each head's [q, k, v] rows in turn (as GPT-NeoX).
 TensorRef gpt_bigcode(const std::string& canonical, const Architecture& a) {
-  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
-  if (canonical == "model.embed_positions.weight") return {"wpe.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
-  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  if (auto r = gpt_top(canonical)) return *r;
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
@@ -340,9 +343,7 @@ TensorRef phi(const std::string& canonical, const Architecture&) {
 
 // GPT-J: transformer.h.<l>.*, ln_1 the one layer norm, mlp.fc_in / fc_out.
 TensorRef gptj(const std::string& canonical, const Architecture&) {
-  if (canonical == "model.embed_tokens.weight") return {"wte.weight"};
-  if (auto r = renamed(canonical, "model.norm.", "ln_f.")) return *r;
-  if (canonical.rfind("lm_head.", 0) == 0) return {canonical};
+  if (auto r = gpt_top(canonical)) return *r;  // no positions are asked for: rope
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
