@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "kernels/cuda/cudnn_api.h"
+#include "kernels/cuda/env_switch.h"
 #include "kernels/cuda/ops/scratch.h"
 
 #include <fmt/format.h>
@@ -394,15 +395,6 @@ cudnnHandle_t handle_for(State& st, int device) {
   if (const cudnnStatus_t s = cudnn_api().create(&h); s != CUDNN_STATUS_SUCCESS) throw Declined{cudnn_describe(s, "cudnnCreate")};
   st.handles.emplace(device, h);
   return h;
-}
-
-// A two-valued environment setting: true when `name` is unset, empty or `yes`, false
-// when it is `no`; anything else is an error naming both.
-bool env_switch(const char* name, std::string_view yes, std::string_view no) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0' || std::string_view(v) == yes) return true;
-  if (std::string_view(v) == no) return false;
-  fail(ErrorKind::kInvalidArgument, "{}={}: not '{}' or '{}'", name, v, yes, no);
 }
 
 // Which graph form is tried first: FK_CUDNN_ATTENTION_FORM=plain (no row statistics) or
