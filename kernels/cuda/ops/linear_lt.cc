@@ -6,19 +6,26 @@
 
 #include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/env_switch.h"
 
 #include <cublasLt.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <compare>
 #include <map>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace fk::cuda {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+constexpr int kOffered = 8;  // configurations asked of the heuristic for one problem
 
 void lt_check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -34,6 +41,15 @@ cudaDataType_t data_type(launch::Elem elem) {
     case launch::Elem::kBF16: return CUDA_R_16BF;
   }
   fail(ErrorKind::kInternal, "linear: unknown element type");
+}
+
+const char* elem_name(launch::Elem elem) {
+  switch (elem) {
+    case launch::Elem::kF32: return "f32";
+    case launch::Elem::kF16: return "f16";
+    case launch::Elem::kBF16: return "bf16";
+  }
+  return "?";
 }
 
 // Largest power of two up to 256 dividing the address: what the heuristic may assume.
@@ -54,10 +70,15 @@ struct Key {
   auto operator<=>(const Key&) const = default;
 };
 
+// The algorithm of one problem. Until it is tuned, `offered` holds the heuristic's
+// configurations and `algo` the first of them.
 struct Choice {
-  cublasLtMatmulAlgo_t algo;
-  size_t workspace;
-  float waves;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  float waves = 0;
+  bool tuned = false;
+  std::vector<cublasLtMatmulHeuristicResult_t> offered;
+  std::string tuning;  // how it was chosen, for describe() and plans()
 };
 
 struct DeviceState {
@@ -97,7 +118,10 @@ struct Descriptors {
   Descriptors& operator=(const Descriptors&) = delete;
 };
 
-Choice choose(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align) {
+// Up to kOffered configurations of the heuristic for this problem, best first. Throws
+// when it offers none.
+std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc,
+                                                     uint32_t align) {
   cublasLtMatmulPreference_t pref = nullptr;
   FK_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   struct Guard {
@@ -110,12 +134,14 @@ Choice choose(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align) 
   for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     FK_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kOffered);
   int found = 0;
-  FK_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref, 1, &result, &found));
-  if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
-    fail(ErrorKind::kRuntime, "linear: cublasLtMatmulAlgoGetHeuristic found no algorithm");
-  return {result.algo, result.workspaceSize, result.wavesCount};
+  FK_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref, kOffered,
+                                             results.data(), &found));
+  results.resize(static_cast<size_t>(std::max(found, 0)));
+  std::erase_if(results, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+  if (results.empty()) fail(ErrorKind::kRuntime, "linear: cublasLtMatmulAlgoGetHeuristic found no algorithm");
+  return results;
 }
 
 template <typename V>
@@ -130,6 +156,141 @@ int current_device() {
   int device = 0;
   FK_CUDA_CHECK(cudaGetDevice(&device));
   return device;
+}
+
+// FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first configuration untimed.
+bool autotune() { return env_switch("FK_CUBLASLT_AUTOTUNE", "1", "0"); }
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// This thread's stream-capture interaction mode is cudaStreamCaptureModeRelaxed while
+// it lives (calls such as cudaMalloc are then allowed while a stream captures), and
+// what it was before afterwards.
+struct RelaxedCaptureMode {
+  cudaStreamCaptureMode previous = cudaStreamCaptureModeRelaxed;
+  RelaxedCaptureMode() { FK_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&previous)); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&previous); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+};
+
+// Device memory freed when it goes out of scope (after the stream's work is waited for).
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { FK_CUDA_CHECK(cudaMalloc(&p, bytes)); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    FK_CUDA_CHECK(cudaEventCreate(&start));
+    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+      cudaEventDestroy(start);
+      FK_CUDA_CHECK(e);
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+// Times each offered configuration on this call's own buffers: one untimed call, then
+// kMinTuneRuns to kMaxTuneRuns calls (as many as fill about a millisecond), each after a
+// memset of twice the L2 (the weights come from memory, as they do when a model runs)
+// and timed alone between two events; the median counts. The heuristic's first is
+// kept unless another is more than kTuneMargin faster (timing cannot rank configurations
+// closer than that, and the heuristic's order breaks the tie). The output is written,
+// the inputs only read. A configuration whose call fails is left out; when all fail, the
+// first failure is thrown. Returns the index chosen and the line that says what was
+// timed. Synchronises the stream; never inside a capture.
+std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicResult_t>& offered,
+                                    cublasLtHandle_t handle, const Descriptors& desc, void* out, const void* x,
+                                    const void* w, void* workspace, cudaStream_t stream) {
+  constexpr int kMinTuneRuns = 5, kMaxTuneRuns = 25;
+  constexpr float kTuneMargin = 0.02f, kTuneBudgetMs = 1.0f;
+  int device = 0, l2 = 0;
+  FK_CUDA_CHECK(cudaGetDevice(&device));
+  FK_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  const size_t flush_bytes = std::max<size_t>(2 * static_cast<size_t>(l2), size_t{64} << 20);
+  FK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const DeviceBuffer flush(flush_bytes);
+  const EventPair ev;
+  const float alpha = 1.0f, beta = 0.0f;
+  std::vector<float> medians(offered.size(), std::numeric_limits<float>::infinity());
+  std::string lines, first_error;
+  for (size_t i = 0; i < offered.size(); ++i) {
+    const auto& cand = offered[i];
+    const auto call = [&] {
+      return cublasLtMatmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d,
+                            &cand.algo, workspace, kWorkspaceBytes, stream);
+    };
+    std::vector<float> times;
+    int runs = kMinTuneRuns;
+    cublasStatus_t status = call();
+    for (int r = 0; r < runs && status == CUBLAS_STATUS_SUCCESS; ++r) {
+      FK_CUDA_CHECK(cudaMemsetAsync(flush.p, r & 0xff, flush_bytes, stream));
+      FK_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+      status = call();
+      FK_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+      FK_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      float ms = 0;
+      FK_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+      times.push_back(ms);
+      if (r == 0 && ms > 0)
+        runs = std::clamp(static_cast<int>(std::ceil(kTuneBudgetMs / ms)), kMinTuneRuns, kMaxTuneRuns);
+    }
+    const int32_t id = algo_attr<int32_t>(cand.algo, CUBLASLT_ALGO_CONFIG_ID);
+    const uint32_t tile = algo_attr<uint32_t>(cand.algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      if (first_error.empty())
+        first_error = fmt::format("linear: cublasLtMatmul failed with every configuration offered; the first: {} ({})",
+                                  cublasLtGetStatusName(status), cublasLtGetStatusString(status));
+      lines += fmt::format("{}algo {} tile {}: failed", lines.empty() ? "" : ", ", id, tile);
+      continue;
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    medians[i] = times[times.size() / 2];
+    lines += fmt::format("{}algo {} tile {}: {:.1f} us", lines.empty() ? "" : ", ", id, tile, 1e3f * medians[i]);
+  }
+  FK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const size_t fastest = static_cast<size_t>(std::min_element(medians.begin(), medians.end()) - medians.begin());
+  if (!std::isfinite(medians[fastest])) fail(ErrorKind::kRuntime, "{}", first_error);
+  if (std::isfinite(medians[0]) && medians[fastest] >= (1 - kTuneMargin) * medians[0])
+    return {0, fmt::format("the heuristic's first: none of {} configurations timed was {:.0f}% faster ({})",
+                           offered.size(), 100 * kTuneMargin, lines)};
+  return {fastest, fmt::format("the fastest of {} configurations timed ({})", offered.size(), lines)};
+}
+
+void settle(Choice& c, size_t index, std::string tuning) {
+  const auto& r = c.offered.at(index);
+  c.algo = r.algo;
+  c.workspace = r.workspaceSize;
+  c.waves = r.wavesCount;
+  c.tuning = std::move(tuning);
+  c.tuned = true;
+  c.offered.clear();
+}
+
+std::string describe_choice(const Key& key, const Choice& c) {
+  return fmt::format("cublasLt algo {} tile {} stages {} splitK {} reduction {} swizzle {} workspace {} B waves {:.2f} "
+                     "(align {} B): {}",
+                     algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_ID),
+                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                     algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), c.workspace, c.waves, key.align,
+                     c.tuning);
 }
 
 }  // namespace
@@ -160,13 +321,40 @@ void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias,
     std::lock_guard<std::mutex> lock(state_->mu);
     DeviceState& ds = state_->devices[device];
     if (ds.workspace == nullptr) {  // first use on this device (or a retry after a failure)
+      // The first call may come inside a stream capture (a graph captured before any
+      // eager call): this thread's capture mode is relaxed meanwhile, so that the
+      // handle and the workspace, which outlive the graph, can be made.
+      const RelaxedCaptureMode relaxed;
       if (ds.handle == nullptr) FK_LT_CHECK(cublasLtCreate(&ds.handle));
       FK_CUDA_CHECK(cudaMalloc(&ds.workspace, kWorkspaceBytes));
     }
     dev = ds;
     auto it = state_->choices.find(key);
-    if (it == state_->choices.end()) it = state_->choices.emplace(key, choose(ds.handle, desc, align)).first;
+    if (it == state_->choices.end()) {
+      const bool tune_on = autotune();
+      Choice c;
+      c.offered = offered(ds.handle, desc, align);
+      const auto& first = c.offered.front();
+      c.algo = first.algo, c.workspace = first.workspaceSize, c.waves = first.wavesCount;
+      if (c.offered.size() == 1) {
+        settle(c, 0, "the one configuration offered");
+      } else if (!tune_on) {
+        settle(c, 0, fmt::format("the heuristic's first of {} (FK_CUBLASLT_AUTOTUNE=0)", c.offered.size()));
+      } else {
+        c.tuning = fmt::format("the heuristic's first of {}, not yet timed (first seen in a stream capture)",
+                               c.offered.size());
+      }
+      it = state_->choices.emplace(key, std::move(c)).first;
+    }
     choice = it->second;
+  }
+  // Tuned at the problem's first call outside a stream capture (a captured call keeps
+  // the heuristic's first until then).
+  if (!choice.tuned && !capturing(stream)) {
+    auto [best, tuning] = tune(choice.offered, dev.handle, desc, out, x, w, dev.workspace, stream);
+    settle(choice, best, std::move(tuning));
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->choices[key] = choice;
   }
   const float alpha = 1.0f, beta = 0.0f;
   FK_LT_CHECK(cublasLtMatmul(dev.handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d,
@@ -178,16 +366,18 @@ std::string LinearLt::describe(launch::Elem elem, int64_t m, int64_t n, int64_t 
   std::lock_guard<std::mutex> lock(state_->mu);
   for (const auto& [key, c] : state_->choices) {
     if (key.device != device || key.m != m || key.n != n || key.k != k || key.elem != elem || key.bias != bias) continue;
-    return fmt::format("cublasLt algo {} tile {} stages {} splitK {} reduction {} swizzle {} workspace {} B waves {:.2f} "
-                       "(align {} B)",
-                       algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_ID),
-                       algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
-                       algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
-                       algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
-                       algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
-                       algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), c.workspace, c.waves, key.align);
+    return describe_choice(key, c);
   }
   return "no cuBLASLt algorithm chosen yet";
+}
+
+std::vector<std::string> LinearLt::plans() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  std::vector<std::string> out;
+  for (const auto& [key, c] : state_->choices)
+    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, elem_name(key.elem), key.m, key.n,
+                              key.k, key.bias ? " +bias" : "", describe_choice(key, c)));
+  return out;
 }
 
 }  // namespace fk::cuda

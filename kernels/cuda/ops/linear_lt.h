@@ -1,8 +1,13 @@
 // cuBLASLt state of the CUDA linear baseline: one cublasLt handle and one 32 MiB
 // workspace per device (made on first use, kept for the life of the process), and the
-// heuristic's algorithm per problem (device, m, n, k, dtype, bias, pointer alignment),
-// chosen once by cublasLtMatmulAlgoGetHeuristic and cached. Thread-safe: one mutex
-// guards the maps; the matmul itself is enqueued outside it.
+// algorithm per problem (device, m, n, k, dtype, bias, pointer alignment), chosen once
+// and cached. cublasLtMatmulAlgoGetHeuristic offers up to 8 configurations; at the
+// problem's first call outside a stream capture each is timed on that call's buffers
+// (cold L2, the median of 5 to 25 calls) and the fastest is kept when it beats the
+// heuristic's first by more than 2%. A problem first seen inside a
+// capture runs the heuristic's first until then. FK_CUBLASLT_AUTOTUNE=0 keeps the
+// heuristic's first untimed. Thread-safe: one mutex guards the maps; the timing and the
+// matmul itself run outside it.
 //
 // Invariant: the calls on one device share that device's workspace, so they must be
 // ordered with each other (one stream per device, as the CUDA backend uses); two
@@ -16,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fk::cuda {
 
@@ -26,7 +32,8 @@ class LinearLt {
   LinearLt& operator=(const LinearLt&) = delete;
 
   // Enqueues out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n] when bias is not null) on
-  // `stream`, without synchronising. Row-major contiguous arrays of `elem` on the
+  // `stream`. Only the call that tunes a problem synchronises (it waits for the stream,
+  // and writes `out` several times). Row-major contiguous arrays of `elem` on the
   // current device; fp32 accumulation (CUBLAS_COMPUTE_32F, no TF32); the bias is added
   // in fp32 by the epilogue before the one rounding to `elem`. Needs m, n, k > 0.
   // Throws fk::Error(kRuntime) naming the failing cuBLASLt or CUDA call.
@@ -34,8 +41,13 @@ class LinearLt {
               int64_t k, cudaStream_t stream);
 
   // One line on the algorithm cached for this problem on the current device
-  // ("cublasLt algo 21 tile 18 ..."), or "no cuBLASLt algorithm chosen yet".
+  // ("cublasLt algo 66 tile 18 ...: the fastest of 8 configurations timed (algo 66 tile
+  // 20: 41.2 us, ...)"), or "no cuBLASLt algorithm chosen yet".
   std::string describe(launch::Elem elem, int64_t m, int64_t n, int64_t k, bool bias) const;
+
+  // describe()'s line for every problem seen so far, on every device, prefixed with its
+  // device, dtype and m n k (fk-bench-ops lists them).
+  std::vector<std::string> plans() const;
 
  private:
   LinearLt();

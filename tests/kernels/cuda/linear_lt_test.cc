@@ -1,0 +1,182 @@
+// The cuBLASLt linear of the CUDA backend (kernels/cuda/ops/linear_lt.h) on a GPU (label
+// gpu): a problem is timed over the heuristic's configurations at its first call outside
+// a stream capture and keeps the fastest (or the heuristic's first, within 2%); a
+// problem first seen inside a capture runs the heuristic's first and is timed at its
+// next eager call; FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first; a bad setting is
+// an error naming the variable. Every result matches an fp64 reference whichever
+// configuration ran.
+#include "core/dtype.h"
+#include "core/error.h"
+#include "kernels/cuda/ops/linear_lt.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fk::cuda {
+namespace {
+
+#define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x
+
+// bf16 operands of out[m, n] = x[m, k] @ w[n, k]^T on the device, and the fp64 result.
+struct Problem {
+  int64_t m, n, k;
+  std::vector<uint16_t> x, w;
+  std::vector<double> ref;
+  void *dx = nullptr, *dw = nullptr, *dout = nullptr;
+
+  Problem(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
+    std::mt19937 rng(static_cast<uint32_t>(m * 31 + n * 7 + k));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    x.resize(static_cast<size_t>(m * k));
+    w.resize(static_cast<size_t>(n * k));
+    for (auto& b : x) b = f32_to_bf16_bits(u(rng));
+    for (auto& b : w) b = f32_to_bf16_bits(u(rng));
+    ref.assign(static_cast<size_t>(m * n), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t t = 0; t < k; ++t)
+          acc += static_cast<double>(bf16_bits_to_f32(x[i * k + t])) * bf16_bits_to_f32(w[j * k + t]);
+        ref[i * n + j] = acc;
+      }
+    EXPECT_EQ(cudaMalloc(&dx, x.size() * 2), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&dw, w.size() * 2), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&dout, ref.size() * 2), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dx, x.data(), x.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dw, w.data(), w.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Problem() {
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(dout);
+  }
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  void run(cudaStream_t stream) {
+    LinearLt::instance().matmul(dout, dx, dw, nullptr, launch::Elem::kBF16, m, n, k, stream);
+  }
+  std::string describe() const { return LinearLt::instance().describe(launch::Elem::kBF16, m, n, k, false); }
+
+  // Relative L2 error of the device output against the fp64 reference.
+  double error() {
+    std::vector<uint16_t> out(ref.size());
+    EXPECT_EQ(cudaMemcpy(out.data(), dout, out.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const double d = bf16_bits_to_f32(out[i]) - ref[i];
+      num += d * d;
+      den += ref[i] * ref[i];
+    }
+    return std::sqrt(num / den);
+  }
+};
+
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// bf16 output rounding (2^-8 relative) dominates; 1e-2 fails a wrong or partial product.
+constexpr double kBound = 1e-2;
+
+class LinearLtTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_FAIL() << "no CUDA device";
+    CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+    unsetenv("FK_CUBLASLT_AUTOTUNE");
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(LinearLtTest, FirstEagerCallTimesTheOfferedConfigurations) {
+  Problem p(512, 768, 1024);
+  EXPECT_EQ(p.describe(), "no cuBLASLt algorithm chosen yet");
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  const std::string d = p.describe();
+  // Either the heuristic offered one configuration, or every offered one was timed.
+  EXPECT_TRUE(has(d, "configurations timed") || has(d, "the one configuration offered")) << d;
+  if (has(d, "configurations timed")) {
+    EXPECT_TRUE(has(d, " us")) << d;
+  }
+  EXPECT_LT(p.error(), kBound);
+  // Later calls reuse the choice.
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_EQ(p.describe(), d);
+  EXPECT_LT(p.error(), kBound);
+  bool listed = false;
+  for (const auto& line : LinearLt::instance().plans()) listed = listed || has(line, "m 512 n 768 k 1024");
+  EXPECT_TRUE(listed);
+}
+
+TEST_F(LinearLtTest, FirstSeenInACaptureIsTimedAtTheNextEagerCall) {
+  Problem p(384, 640, 512);
+  cudaGraph_t graph = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  p.run(stream_);
+  CUDA_OK(cudaStreamEndCapture(stream_, &graph));
+  const std::string captured = p.describe();
+  EXPECT_TRUE(has(captured, "not yet timed") || has(captured, "the one configuration offered")) << captured;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaGraphLaunch(exec, stream_));
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_LT(p.error(), kBound);
+  CUDA_OK(cudaMemset(p.dout, 0, p.ref.size() * 2));
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_LT(p.error(), kBound);
+  const std::string eager = p.describe();
+  if (has(captured, "not yet timed")) {
+    EXPECT_TRUE(has(eager, "configurations timed")) << eager;
+  }
+  // The graph still replays what it captured, and stays right.
+  CUDA_OK(cudaMemset(p.dout, 0, p.ref.size() * 2));
+  CUDA_OK(cudaGraphLaunch(exec, stream_));
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_LT(p.error(), kBound);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_F(LinearLtTest, AutotuneOffKeepsTheHeuristicsFirst) {
+  setenv("FK_CUBLASLT_AUTOTUNE", "0", 1);
+  Problem p(256, 512, 768);
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  const std::string d = p.describe();
+  EXPECT_TRUE(has(d, "(FK_CUBLASLT_AUTOTUNE=0)") || has(d, "the one configuration offered")) << d;
+  EXPECT_FALSE(has(d, "timed")) << d;
+  EXPECT_LT(p.error(), kBound);
+}
+
+TEST_F(LinearLtTest, BadAutotuneSettingNamesTheVariable) {
+  setenv("FK_CUBLASLT_AUTOTUNE", "sometimes", 1);
+  Problem p(128, 256, 384);
+  try {
+    p.run(stream_);
+    FAIL() << "FK_CUBLASLT_AUTOTUNE=sometimes was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_TRUE(has(e.what(), "FK_CUBLASLT_AUTOTUNE=sometimes")) << e.what();
+  }
+  // The failed first call chose nothing; with a good setting the problem runs.
+  unsetenv("FK_CUBLASLT_AUTOTUNE");
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_LT(p.error(), kBound);
+}
+
+}  // namespace
+}  // namespace fk::cuda
