@@ -104,6 +104,11 @@ struct UniformBlock {
 // process. Figures are 0 where there was no such work.
 struct DeviceWork {
   double span_s = 0;        // first start to last end of the work (kernels, copies, memsets)
+  // The time the device was busy with it: the union of the work's intervals, so the gaps
+  // between one launch's end and the next one's start are left out. Those gaps are
+  // host time (a launch not yet made), which a tracer itself lengthens; span_s keeps
+  // them, and is what the judge charges (host work between launches is the caller's).
+  double busy_s = 0;
   int64_t activities = 0;   // how many there were
   int64_t off_stream = 0;   // of them, on a stream other than the backend's
   int64_t late = 0;         // of them, still running after the backend's stream had finished

@@ -93,6 +93,7 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
           const DeviceWork work = o.tracer->end();
           if (!work.error.empty()) fail(ErrorKind::kRuntime, "measure: {}: the device failed: {}", s.name, work.error);
           r.subjects[j].device_span.push_back(work.span_s);
+          r.subjects[j].device_busy.push_back(work.busy_s);
           if (r.subjects[j].device_span.size() == 1) r.subjects[j].device_names = work.names;
           r.subjects[j].device_activities.push_back(work.activities);
         }
@@ -125,6 +126,7 @@ MeasureResult measure(Backend& backend, std::span<const Subject> subjects, const
     m.throttled_count = std::count(m.throttled.begin(), m.throttled.end(), uint8_t{1});
     m.summary = stats::summarize(m.seconds);
     if (!m.device_span.empty()) m.span_summary = stats::summarize(m.device_span);
+    if (!m.device_busy.empty()) m.busy_summary = stats::summarize(m.device_busy);
   }
   r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;

@@ -9,10 +9,28 @@
 #include <fmt/format.h>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fk::cuda {
 namespace {
+
+// Total length covered by the intervals [start, end) (overlaps counted once).
+uint64_t union_length(std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  uint64_t total = 0, open = 0, close = 0;
+  bool any = false;
+  for (const auto& [start, end] : intervals) {
+    if (any && start <= close) {
+      close = std::max(close, end);
+      continue;
+    }
+    if (any) total += close - open;
+    open = start, close = end, any = true;
+  }
+  if (any) total += close - open;
+  return total;
+}
 
 std::string error_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
@@ -59,6 +77,7 @@ class CudaTracer final : public kernels::DeviceTracer {
   void summarize(const std::vector<DeviceActivity>& acts, uint64_t stream_done,
                  kernels::DeviceWork& w) const {
     uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> intervals;
     for (const auto& a : acts) {
       ++w.activities;
       if (w.names.size() < kernels::DeviceWork::kDeviceWorkNames) w.names.push_back(a.name.substr(0, 120));
@@ -66,6 +85,7 @@ class CudaTracer final : public kernels::DeviceTracer {
       if (timed) {
         first = std::min(first, a.start_ns);
         last = std::max(last, a.end_ns);
+        intervals.emplace_back(a.start_ns, a.end_ns);
       }
       // Late: not finished when flushed, or work on another stream that ended after the
       // given stream had. Work on the given stream has ended by then by definition (its
@@ -78,6 +98,7 @@ class CudaTracer final : public kernels::DeviceTracer {
       if ((off || late) && w.example.empty()) w.example = describe(a);
     }
     if (w.activities > 0 && last > first) w.span_s = static_cast<double>(last - first) * 1e-9;
+    w.busy_s = static_cast<double>(union_length(intervals)) * 1e-9;
   }
 
   int device_;

@@ -255,7 +255,8 @@ class ScriptedTracer final : public DeviceTracer {
   DeviceWork end() override {
     s_.log.push_back("trace.end");
     DeviceWork w;
-    w.span_s = s_.next_call_s / 2;  // the device was busy for half the window
+    w.span_s = s_.next_call_s / 2;  // the device work took half the window
+    w.busy_s = s_.next_call_s / 4;  // and was busy for half of that
     w.activities = ++calls;
     w.names = {"kernel " + std::to_string(calls)};
     w.error = error;
@@ -293,10 +294,13 @@ TEST(Measure, TracerSpansEachTimedCallOfARunSubject) {
   EXPECT_EQ(s.log, want);
   EXPECT_EQ(r.subjects[0].device_span, (std::vector<double>{2e-3, 2e-3}));
   EXPECT_DOUBLE_EQ(r.subjects[0].span_summary.median, 2e-3);
+  EXPECT_EQ(r.subjects[0].device_busy, (std::vector<double>{1e-3, 1e-3}));
+  EXPECT_DOUBLE_EQ(r.subjects[0].busy_summary.median, 1e-3);
   EXPECT_EQ(r.subjects[0].device_activities, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(r.subjects[0].device_names, (std::vector<std::string>{"kernel 1"}));  // the first call's
   EXPECT_EQ(r.subjects[0].seconds, (std::vector<double>{4e-3, 4e-3}));
   EXPECT_TRUE(r.subjects[1].device_span.empty());
+  EXPECT_TRUE(r.subjects[1].device_busy.empty());
 
   tracer.error = "cudaErrorIllegalAddress (an illegal memory access was encountered)";
   try {
