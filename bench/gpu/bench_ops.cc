@@ -13,17 +13,27 @@
 // bench/gpu/ops_torch.py, which times torch eager and torch.compile on the same shapes.
 //
 // --device-span traces every timed call with the backend's tracer (CUDA: CUPTI). The
-// figures are then those of the span of each call's device work, first start to last end
-// (what triton.testing.do_bench times: the launch's host overhead and latency left out),
-// beside the most kernels, copies and memsets one call ran; the names of one call's
-// device work are listed after the table. The timed window (event to event, the column
-// "window us") then includes the tracer's cost per launch and is not a figure of the op.
+// figures are then the device's busy time in each call: the union of its device work's
+// intervals (what triton.testing.do_bench times, whose flush lets the host enqueue a
+// call's launches before the device reaches them: the launch's host overhead and
+// latency left out). The span, first start to last end, is shown beside it: for a call
+// of several launches it also holds the host time between them, which the tracer
+// lengthens by hundreds of microseconds. Then the most kernels, copies and memsets one
+// call ran; the names of one call's device work are listed after the table. The timed
+// window (event to event, the column "window us") includes the tracer's cost per launch
+// and is not a figure of the op.
 // At the end the CUDA backend's cuDNN attention problems are listed (engine, workspace,
-// or why declined).
+// or why declined), and its cuBLASLt problems (the configuration kept, and the time of
+// each one tried).
+//
+// The %size column compares each op with a copy moving as many bytes, timed the same way
+// (flushed, busy time or window): a figure of what the op loses beyond a transfer's own fixed
+// costs at that size.
 #include "core/error.h"
 #include "core/spec/spec_file.h"
 #include "kernels/backends.h"
 #include "kernels/cuda/ops/attention_cudnn.h"
+#include "kernels/cuda/ops/linear_lt.h"
 #include "kernels/measure.h"
 #include "runner/kernel_stage.h"
 #include "runner/model_stage.h"
@@ -36,6 +46,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <span>
 #include <string>
 #include <variant>
@@ -53,9 +64,12 @@ Doc load_doc(const std::string& file, const char* what) {
   return std::get<Doc>(*any);
 }
 
-// Device-to-device copy bandwidth (bytes read + written per second) of a `bytes` buffer,
-// median over the driver's timed calls.
-double copy_bandwidth(kernels::Backend& backend, int64_t bytes, int64_t warmup, int64_t iterations) {
+// Median time of a device-to-device copy of a `bytes` buffer over the driver's timed
+// calls. With `flush` the cache is flushed before every call (a copy that fits in the
+// cache is then read from memory, as a rotated op instance's inputs are); with a tracer
+// the figure is the span of each call's device work, as the op rows' are.
+double copy_time(kernels::Backend& backend, int64_t bytes, int64_t warmup, int64_t iterations, bool flush,
+                 kernels::DeviceTracer* tracer) {
   const Tensor src = backend.empty(DType::kU8, {bytes}), dst = backend.empty(DType::kU8, {bytes});
   backend.memset(src, 1);
   kernels::Subject s;
@@ -64,9 +78,10 @@ double copy_bandwidth(kernels::Backend& backend, int64_t bytes, int64_t warmup, 
   kernels::MeasureOptions mo;
   mo.warmup = warmup;
   mo.iterations = iterations;
-  const auto m = kernels::measure(backend, std::span(&s, 1), kernels::RotationPlan{1, false}, mo);
+  mo.tracer = tracer;
+  const auto m = kernels::measure(backend, std::span(&s, 1), kernels::RotationPlan{1, flush}, mo);
   if (!m.audit.empty()) fail(ErrorKind::kRuntime, "copy bandwidth: {}", m.audit);
-  return 2.0 * static_cast<double>(bytes) / m.subjects[0].summary.median;
+  return tracer ? m.subjects[0].busy_summary.median : m.subjects[0].summary.median;
 }
 
 int run(int argc, char** argv) {
@@ -105,19 +120,36 @@ int run(int argc, char** argv) {
   mc.backend = backend.get();
   const auto instances = runner::model_stage_instances(mc);
 
-  const double copy_bw = copy_bandwidth(*backend, copy_mib << 20, warmup, iterations);
+  // Device-to-device copy bandwidth (bytes read + written per second) of a copy_mib
+  // buffer, event-timed; the %copy column's reference.
+  const double copy_bw = 2.0 * static_cast<double>(copy_mib << 20) /
+                         copy_time(*backend, copy_mib << 20, warmup, iterations, false, nullptr);
   std::unique_ptr<kernels::DeviceTracer> tracer;
   if (device_span) {
     tracer = backend->tracer();
     if (!tracer) fail(ErrorKind::kUnsupported, "--device-span: the {} backend has no device tracer", backend->name());
   }
+  // The %size column: the op's time against a copy that reads and writes as many bytes
+  // as the op moves (bytes / 2 each way), flushed and timed the same way as the op rows
+  // (busy time or window). It separates what the op leaves on the table from what a transfer
+  // of that size costs anyway (launch, ramp-up and the last wave). Rows moving under
+  // 1 MB have none. One copy timing per size.
+  std::map<int64_t, double> copy_at_size;
+  const auto same_size_copy = [&](double op_bytes) -> double {
+    const auto half = static_cast<int64_t>(op_bytes / 2);
+    if (op_bytes < 1e6 || half <= 0) return 0;
+    auto it = copy_at_size.find(half);
+    if (it == copy_at_size.end())
+      it = copy_at_size.emplace(half, copy_time(*backend, half, warmup, iterations, true, tracer.get())).first;
+    return it->second;
+  };
   fmt::print("device: {}\n", backend->facts().describe());
   fmt::print("model: {} ({}), workload {} ({}): batch {}, seq_len {}, {}\n", arch->name, scale, workload->name, scale,
              workload->batch, workload->seq_len, dtype_name(workload->dtype_for(*arch)));
   fmt::print("copy bandwidth ({} MiB, read + write): {:.0f} GB/s\n\n", copy_mib, copy_bw / 1e9);
-  fmt::print("{:<20} {:<22} {:<44} {:>11} {:>10} {:>9} {:>7} {:>8}{}\n", "op", "role", "shape",
-             tracer ? "span us" : "median us", "MB", "GB/s", "%copy", "TFLOP/s",
-             tracer ? fmt::format(" {:>10} {:>5}", "window us", "acts") : "");
+  fmt::print("{:<20} {:<22} {:<44} {:>11} {:>10} {:>9} {:>7} {:>7} {:>8}{}\n", "op", "role", "shape",
+             tracer ? "busy us" : "median us", "MB", "GB/s", "%copy", "%size", "TFLOP/s",
+             tracer ? fmt::format(" {:>10} {:>10} {:>5}", "span us", "window us", "acts") : "");
   std::vector<std::string> work_lines;
   std::ofstream json;
   if (!json_file.empty()) {
@@ -137,14 +169,17 @@ int run(int argc, char** argv) {
       const runner::KernelTiming timing = runner::kernel_instance_time(*backend, nullptr, inst, o);
       const auto& m = timing.measure;
       const double window = m.subjects[0].summary.median, span = m.subjects[0].span_summary.median;
-      const double t = tracer ? span : window, bytes = timing.bytes, flops = timing.flops;
-      const stats::Summary& figures = tracer ? m.subjects[0].span_summary : m.subjects[0].summary;
+      const double busy = m.subjects[0].busy_summary.median;
+      const double t = tracer ? busy : window, bytes = timing.bytes, flops = timing.flops;
+      const stats::Summary& figures = tracer ? m.subjects[0].busy_summary : m.subjects[0].summary;
       const auto& acts = m.subjects[0].device_activities;
       const int64_t most_acts = acts.empty() ? 0 : *std::max_element(acts.begin(), acts.end());
       if (t <= 0) fail(ErrorKind::kRuntime, "{} {}: no device time measured", inst.op, inst.role);
-      fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>8.1f}{}\n", inst.op, inst.role, shape,
-                 t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw, flops / t / 1e12,
-                 tracer ? fmt::format(" {:>10.2f} {:>5}", window * 1e6, most_acts) : "");
+      const double copy_same = same_size_copy(bytes);
+      fmt::print("{:<20} {:<22} {:<44} {:>11.2f} {:>10.2f} {:>9.0f} {:>6.1f}% {:>7} {:>8.1f}{}\n", inst.op, inst.role,
+                 shape, t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw,
+                 copy_same > 0 ? fmt::format("{:.1f}%", 100 * copy_same / t) : "", flops / t / 1e12,
+                 tracer ? fmt::format(" {:>10.2f} {:>10.2f} {:>5}", span * 1e6, window * 1e6, most_acts) : "");
       if (tracer) {
         std::string names;
         for (const auto& n : m.subjects[0].device_names) names += (names.empty() ? "" : "; ") + n;
@@ -155,9 +190,11 @@ int run(int argc, char** argv) {
                               {"params", inst.shape.params}, {"median_s", t},   {"p10_s", figures.p10},
                               {"p90_s", figures.p90}, {"bytes", bytes}, {"flops", flops},
                               {"impl", timing.impl->name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
+        if (copy_same > 0) row["copy_same_size_s"] = copy_same;
         if (tracer) {
           row["window_s"] = window;
           row["device_span_s"] = span;
+          row["device_busy_s"] = busy;
           row["activities"] = most_acts;
           row["device_work"] = m.subjects[0].device_names;
         }
@@ -178,6 +215,9 @@ int run(int argc, char** argv) {
     const auto plans = cuda::attention_cudnn_plans();
     if (!plans.empty()) fmt::print("\ncuDNN attention problems:\n");
     for (const auto& line : plans) fmt::print("  {}\n", line);
+    const auto gemms = cuda::LinearLt::instance().plans();
+    if (!gemms.empty()) fmt::print("\ncuBLASLt problems:\n");
+    for (const auto& line : gemms) fmt::print("  {}\n", line);
   }
   return failures == 0 ? 0 : 1;
 }

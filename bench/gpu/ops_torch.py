@@ -126,9 +126,9 @@ def time_us(fn):
 def main(paths):
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = [json.loads(line) for path in paths for line in open(path) if line.strip()]
-    # With fk-bench-ops --device-span, median_s is the span of each call's device work,
+    # With fk-bench-ops --device-span, median_s is the device's busy time in each call,
     # as do_bench's time is (its L2 flush before each call hides the launch).
-    fk_col = "fk span" if rows and "device_span_s" in rows[0] else "fk us"
+    fk_col = "fk busy" if rows and "device_busy_s" in rows[0] else "fk us"
     print(f"{'op':<20} {'role':<22} {'dtype':<5} {fk_col:>9} {'eager us':>9} {'compile us':>10} "
           f"{'fk %copy':>8} {'compile %copy':>13} {'vs eager':>8} {'vs compile':>10}")
     for row in rows:
