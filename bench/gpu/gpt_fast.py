@@ -11,7 +11,12 @@ against the floor: weight bytes plus the KV bytes a step reads, over the copy ba
 measured in the same run (a device-to-device copy of 2 GiB, read + write).
 Random weights and cache contents: the timing does not depend on the values.
 
-Usage: python3 bench/gpu/gpt_fast.py 1:1024 8:512 32:2048 [--steps 16]"""
+With --prefill BATCH:LEN it also times the prefill of BATCH prompts of LEN tokens through
+the same weights (eager: fused QKV and gate/up, causal SDPA with grouped-query heads,
+the K and V written to the static cache, the LM head on each prompt's last token only),
+the median of --prefill-runs, in tokens/s.
+
+Usage: python3 bench/gpu/gpt_fast.py 1:1024 8:512 32:2048 [--steps 16] [--prefill 1:4096]"""
 import argparse
 import statistics
 
@@ -84,6 +89,30 @@ class Llama:
         x1, x2 = x.float().chunk(2, dim=-1)
         return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
 
+    def prefill(self, tokens):  # tokens [B, S] int64: positions 0 .. S-1; logits of the last one
+        b, n = tokens.shape
+        x = F.embedding(tokens, self.embed)  # [B, S, H]
+        c, s = self.cos[:n].view(1, n, 1, -1), self.sin[:n].view(1, n, 1, -1)
+
+        def rope(t):
+            t1, t2 = t.float().chunk(2, dim=-1)
+            return torch.cat([t1 * c - t2 * s, t2 * c + t1 * s], dim=-1).to(t.dtype)
+
+        for l in self.layers:
+            h = self.rms(x, l["n1"])
+            q, k, v = F.linear(h, l["wqkv"]).split([HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM], dim=-1)
+            q = rope(q.view(b, n, HEADS, HEAD_DIM)).transpose(1, 2)
+            k = rope(k.view(b, n, KV_HEADS, HEAD_DIM)).transpose(1, 2)
+            v = v.view(b, n, KV_HEADS, HEAD_DIM).transpose(1, 2)
+            l["k"][:, :, :n] = k
+            l["v"][:, :, :n] = v
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            x = x + F.linear(o.transpose(1, 2).reshape(b, n, HEADS * HEAD_DIM), l["wo"])
+            h = self.rms(x, l["n2"])
+            gate, up = F.linear(h, l["w13"]).chunk(2, dim=-1)
+            x = x + F.linear(F.silu(gate) * up, l["w2"])
+        return F.linear(self.rms(x[:, -1:], self.final_norm), self.lm_head)
+
     def step(self, tokens, pos):  # tokens [B, 1] int64, pos [1] int64 (device tensors)
         b = tokens.size(0)
         x = F.embedding(tokens, self.embed)  # [B, 1, H]
@@ -146,10 +175,34 @@ def time_shape(batch, ctx, steps, bw):
     torch.cuda.empty_cache()
 
 
+def time_prefill(batch, length, runs):
+    model = Llama(batch, length)
+    tokens = torch.randint(0, VOCAB, (batch, length), device="cuda")
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    with torch.no_grad():
+        for i in range(runs + 2):  # two warm-up runs
+            torch.cuda.synchronize()
+            s.record()
+            logits = model.prefill(tokens)
+            e.record()
+            e.synchronize()
+            if i >= 2:
+                times.append(s.elapsed_time(e) / 1e3)
+    assert torch.isfinite(logits.float()).all()
+    t = statistics.median(times)
+    print(f"gpt-fast prefill batch {batch:>3} length {length:>5}: eager {1e3 * t:8.3f} ms, "
+          f"{batch * length / t:,.0f} tokens/s (median of {runs})", flush=True)
+    del model, logits
+    torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("shapes", nargs="+", help="BATCH:CONTEXT")
     ap.add_argument("--steps", type=int, default=16)
+    ap.add_argument("--prefill", action="append", default=[], help="BATCH:LEN (repeatable)")
+    ap.add_argument("--prefill-runs", type=int, default=5)
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     bw = copy_bandwidth()
@@ -157,6 +210,9 @@ def main():
     for shape in a.shapes:
         batch, ctx = (int(v) for v in shape.split(":"))
         time_shape(batch, ctx, a.steps, bw)
+    for shape in a.prefill:
+        batch, length = (int(v) for v in shape.split(":"))
+        time_prefill(batch, length, a.prefill_runs)
 
 
 if __name__ == "__main__":

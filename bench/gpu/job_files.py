@@ -49,6 +49,16 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))):
                         print(f"    iteration {it} {kind:<7}{' graph' if graphs else ' eager'}: wall {1e3 * total:9.3f} ms, device "
                               f"{1e3 * compute:9.3f} ms compute + {1e3 * comm:.3f} ms comm, host "
                               f"{1e3 * (total - compute - comm):9.3f} ms (medians over {len(rows)})")
+        if "model_stage/memory" in f:
+            # Each run's peak device memory (the allocator's in use and reserved highs)
+            # against the planner's per-rank estimate of the fullest run.
+            estimate = int(f["model_stage"].attrs.get("memory_estimate_bytes", 0))
+            gib = 1024 ** 3
+            for row in f["model_stage/memory"][()]:
+                r = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(row.dtype.names, row)}
+                ratio = f", {r['peak_in_use_bytes'] / estimate:.3f} of the estimate {estimate / gib:.2f} GiB" if estimate else ""
+                print(f"  memory {r['run']} rank {r['rank']} {r['device']}: peak in use {r['peak_in_use_bytes'] / gib:.2f} GiB, "
+                      f"reserved {r['peak_reserved_bytes'] / gib:.2f} GiB{ratio}")
         if "model_stage/layers" in f:
             t = f["model_stage/layers"][()]
             rows = [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(t.dtype.names, row)} for row in t]

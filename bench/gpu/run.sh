@@ -45,6 +45,19 @@ cmake -S . -B build-gpu -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF
 grep -E "FastKernels|Found (HDF5|GTest|Boost|yaml)|cuDNN" "$out/configure.log"
 cmake --build build-gpu -j "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$out/build.log" | head -60; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
+# FK_GPU_OPS_BASE=tree.tgz (a `git archive` of an earlier commit, carried with the
+# call): that tree's fk-bench-ops is built in the background while the tests run, and
+# the ops step runs it on the same workloads right after ours (ops-base.txt): a
+# before/after of the baselines in one call, on one device.
+base_ops=
+if [ -n "${FK_GPU_OPS_BASE:-}" ]; then
+  rm -rf /tmp/fk-base && mkdir -p /tmp/fk-base && tar xzf "$FK_GPU_OPS_BASE" -C /tmp/fk-base
+  ( cmake -S /tmp/fk-base -B /tmp/fk-base/build -G Ninja -DFK_DEPS_DIR="$PWD/.deps" -DFK_BUILD_BENCH=OFF \
+      -DFK_BUILD_TESTS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON ${cudnn_root:+-DFK_CUDNN_ROOT="$cudnn_root"} &&
+    cmake --build /tmp/fk-base/build --target fk-bench-ops -j "$(nproc)" ) > "$out/base-build.log" 2>&1 &
+  base_build=$!
+  base_ops=/tmp/fk-base/build/bench/gpu/fk-bench-ops
+fi
 # Tests labelled gpu2 need two GPUs (one per rank); on a 1-GPU machine they are not
 # run, and this says so.
 exclude=()
@@ -104,6 +117,15 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
   # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash
   # kernel that cuDNN replaced for prefill, timed in the same call.
   # And with cuDNN's graph without the row statistics first (FK_CUDNN_ATTENTION_FORM=plain).
+  if [ -n "$base_ops" ]; then
+    wait "$base_build"; echo "base fk-bench-ops build: exit $?"; tail -3 "$out/base-build.log"
+    for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
+      "$base_ops" --arch specs/architectures/llama-3.1-8b.yaml --workload "specs/workloads/$wl.yaml" "${span[@]}" \
+        >> "$out/ops-base.txt" 2>&1
+      echo "base fk-bench-ops $wl: exit $?"
+    done
+    cat "$out/ops-base.txt"
+  fi
   if [ "${FK_GPU_OPS_FLASH:-1}" = 1 ]; then
     for setting in FK_CUDNN_PATH=off FK_CUDNN_ATTENTION_FORM=plain; do
       for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
@@ -148,9 +170,12 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
   grep -h "fk-runner:" build-gpu/full-cuda/logs/*.log | tail -40
 fi
 # The gpt-fast-style PyTorch decode step (bench/gpu/gpt_fast.py: static KV cache, fused
-# weights, SDPA, a CUDA graph) at the batches and contexts of the full-size jobs.
+# weights, SDPA, a CUDA graph) at the batches and contexts of the full-size jobs, and its
+# prefill (FK_GPU_GPTFAST_PREFILL, default one 4096-token prompt: prefill-4k's shape).
 if [ "${FK_GPU_GPTFAST:-0}" = 1 ]; then
-  python3 bench/gpu/gpt_fast.py ${FK_GPU_GPTFAST_SHAPES:-1:1024 8:512 32:2048} > "$out/gpt-fast.txt" 2>&1
+  prefill=()
+  for p in ${FK_GPU_GPTFAST_PREFILL:-1:4096}; do prefill+=(--prefill "$p"); done
+  python3 bench/gpu/gpt_fast.py ${FK_GPU_GPTFAST_SHAPES:-1:1024 8:512 32:2048} "${prefill[@]}" > "$out/gpt-fast.txt" 2>&1
   echo "gpt-fast: exit $?"; tail -8 "$out/gpt-fast.txt"
 fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
