@@ -69,7 +69,7 @@ struct Measurement {
   // With MeasureOptions::tracer: per timed call, first start to last end of its device
   // work (0 where it ran none), and their summary.
   std::vector<double> device_span;
-  std::vector<double> device_busy;  // DeviceWork::busy_s of each traced call (gaps between launches left out)
+  std::vector<double> device_busy;         // DeviceWork::busy_s of each traced call (gaps between launches left out)
   std::vector<int64_t> device_activities;  // kernels, copies and memsets of each traced call
   std::vector<std::string> device_names;   // DeviceWork::names of the first traced call
   stats::Summary span_summary;

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>

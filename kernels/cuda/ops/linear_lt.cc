@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <compare>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -45,9 +45,12 @@ cudaDataType_t data_type(launch::Elem elem) {
 
 const char* elem_name(launch::Elem elem) {
   switch (elem) {
-    case launch::Elem::kF32: return "f32";
-    case launch::Elem::kF16: return "f16";
-    case launch::Elem::kBF16: return "bf16";
+    case launch::Elem::kF32:
+      return "f32";
+    case launch::Elem::kF16:
+      return "f16";
+    case launch::Elem::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -120,8 +123,7 @@ struct Descriptors {
 
 // Up to kOffered configurations of the heuristic for this problem, best first. Throws
 // when it offers none.
-std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc,
-                                                     uint32_t align) {
+std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align) {
   cublasLtMatmulPreference_t pref = nullptr;
   FK_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   struct Guard {
@@ -231,8 +233,8 @@ std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicRes
   for (size_t i = 0; i < offered.size(); ++i) {
     const auto& cand = offered[i];
     const auto call = [&] {
-      return cublasLtMatmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d,
-                            &cand.algo, workspace, kWorkspaceBytes, stream);
+      return cublasLtMatmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d, &cand.algo,
+                            workspace, kWorkspaceBytes, stream);
     };
     std::vector<float> times;
     int runs = kMinTuneRuns;
@@ -282,15 +284,14 @@ void settle(Choice& c, size_t index, std::string tuning) {
 }
 
 std::string describe_choice(const Key& key, const Choice& c) {
-  return fmt::format("cublasLt algo {} tile {} stages {} splitK {} reduction {} swizzle {} workspace {} B waves {:.2f} "
-                     "(align {} B): {}",
-                     algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_ID),
-                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
-                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
-                     algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
-                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
-                     algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), c.workspace, c.waves, key.align,
-                     c.tuning);
+  return fmt::format(
+      "cublasLt algo {} tile {} stages {} splitK {} reduction {} swizzle {} workspace {} B waves {:.2f} "
+      "(align {} B): {}",
+      algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_ID), algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+      algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+      algo_attr<int32_t>(c.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+      algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+      algo_attr<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), c.workspace, c.waves, key.align, c.tuning);
 }
 
 }  // namespace
@@ -375,8 +376,8 @@ std::vector<std::string> LinearLt::plans() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   std::vector<std::string> out;
   for (const auto& [key, c] : state_->choices)
-    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, elem_name(key.elem), key.m, key.n,
-                              key.k, key.bias ? " +bias" : "", describe_choice(key, c)));
+    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, elem_name(key.elem), key.m, key.n, key.k,
+                              key.bias ? " +bias" : "", describe_choice(key, c)));
   return out;
 }
 

@@ -5,9 +5,9 @@
 // next eager call; FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first; a bad setting is
 // an error naming the variable. Every result matches an fp64 reference whichever
 // configuration ran.
+#include "kernels/cuda/ops/linear_lt.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "kernels/cuda/ops/linear_lt.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
