@@ -89,6 +89,7 @@ std::string_view rope_scaling_name(RopeScalingType t) {
     case RopeScalingType::kNone: return "none";
     case RopeScalingType::kLinear: return "linear";
     case RopeScalingType::kLlama3: return "llama3";
+    case RopeScalingType::kYarn: return "yarn";
   }
   return "?";
 }

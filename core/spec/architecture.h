@@ -29,7 +29,7 @@ enum class Activation { kSilu, kGelu, kGeluTanh, kRelu, kRelu2 };
 enum class LayerType { kFull, kSliding };
 enum class PositionKind { kRope, kLearned, kNone };
 enum class RopeStyle { kNeox, kGptj };
-enum class RopeScalingType { kNone, kLinear, kLlama3 };
+enum class RopeScalingType { kNone, kLinear, kLlama3, kYarn };
 enum class HeadKind { kLm, kNone };
 
 struct AttentionSpec {
@@ -77,7 +77,15 @@ struct RopeScaling {
   double factor = 1.0;
   double low_freq_factor = 1.0;   // llama3
   double high_freq_factor = 4.0;  // llama3
-  int64_t original_max_position_embeddings = 0;  // llama3
+  int64_t original_max_position_embeddings = 0;  // llama3, yarn
+  // yarn (YaRN, arXiv 2309.00071, as HF transformers' _compute_yarn_parameters): the
+  // rotations bounding the blend of extrapolated and interpolated frequencies, the
+  // DeepSeek mscales (0: not set), the cos/sin scale (unset: from factor and the
+  // mscales), and whether the blend's ends are rounded to whole dimensions.
+  double beta_fast = 32.0, beta_slow = 1.0;
+  double mscale = 0.0, mscale_all_dim = 0.0;
+  std::optional<double> attention_factor;
+  bool truncate = true;
   bool operator==(const RopeScaling&) const = default;
 };
 

@@ -28,7 +28,8 @@ const std::vector<std::pair<std::string, PositionKind>> kPositionKinds = {
 const std::vector<std::pair<std::string, RopeStyle>> kRopeStyles = {{"neox", RopeStyle::kNeox},
                                                                     {"gptj", RopeStyle::kGptj}};
 const std::vector<std::pair<std::string, RopeScalingType>> kRopeScalings = {
-    {"none", RopeScalingType::kNone}, {"linear", RopeScalingType::kLinear}, {"llama3", RopeScalingType::kLlama3}};
+    {"none", RopeScalingType::kNone}, {"linear", RopeScalingType::kLinear}, {"llama3", RopeScalingType::kLlama3},
+    {"yarn", RopeScalingType::kYarn}};
 const std::vector<std::pair<std::string, HeadKind>> kHeadKinds = {{"lm", HeadKind::kLm}, {"none", HeadKind::kNone}};
 const std::vector<std::pair<std::string, DType>> kModelDtypes = {
     {"fp32", DType::kF32}, {"fp16", DType::kF16}, {"bf16", DType::kBF16}};
@@ -90,6 +91,12 @@ void read_rope_scaling(MapReader& r, RopeScaling& s) {
   r.number("high_freq_factor", s.high_freq_factor, Need::kOptional, limits::kRopeScalingFactor);
   r.integer("original_max_position_embeddings", s.original_max_position_embeddings, Need::kOptional,
             limits::kRopeOriginalMaxPositions);
+  r.number("beta_fast", s.beta_fast, Need::kOptional, limits::kYarnBeta);
+  r.number("beta_slow", s.beta_slow, Need::kOptional, limits::kYarnBeta);
+  r.number("mscale", s.mscale, Need::kOptional, limits::kYarnMscale);
+  r.number("mscale_all_dim", s.mscale_all_dim, Need::kOptional, limits::kYarnMscale);
+  r.optional_number("attention_factor", s.attention_factor, Need::kOptional, limits::kRopeAttentionFactor);
+  r.boolean("truncate", s.truncate, Need::kOptional);
 }
 
 void read_position(MapReader& r, PositionSpec& p) {
@@ -361,6 +368,12 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
   if (p.rope_scaling.original_max_position_embeddings != 0)
     in("position.rope_scaling.original_max_position_embeddings", p.rope_scaling.original_max_position_embeddings,
        L::kRopeOriginalMaxPositions);
+  in("position.rope_scaling.beta_fast", p.rope_scaling.beta_fast, L::kYarnBeta);
+  in("position.rope_scaling.beta_slow", p.rope_scaling.beta_slow, L::kYarnBeta);
+  in("position.rope_scaling.mscale", p.rope_scaling.mscale, L::kYarnMscale);
+  in("position.rope_scaling.mscale_all_dim", p.rope_scaling.mscale_all_dim, L::kYarnMscale);
+  if (p.rope_scaling.attention_factor)
+    in("position.rope_scaling.attention_factor", *p.rope_scaling.attention_factor, L::kRopeAttentionFactor);
   in("embedding.type_vocab_size", a.embedding.type_vocab_size, L::kTypeVocabSize);
   if (a.head.logit_softcap) in("head.logit_softcap", *a.head.logit_softcap, L::kLogitSoftcap);
   if (a.head.logit_scale) in("head.logit_scale", *a.head.logit_scale, L::kLogitScale);

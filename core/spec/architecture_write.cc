@@ -79,6 +79,14 @@ void write_position(YAML::Emitter& e, const PositionSpec& p) {
         kv_float(e, "low_freq_factor", s.low_freq_factor);
         kv_float(e, "high_freq_factor", s.high_freq_factor);
         kv(e, "original_max_position_embeddings", s.original_max_position_embeddings);
+      } else if (s.type == RopeScalingType::kYarn) {
+        kv(e, "original_max_position_embeddings", s.original_max_position_embeddings);
+        kv_float(e, "beta_fast", s.beta_fast);
+        kv_float(e, "beta_slow", s.beta_slow);
+        if (s.mscale != 0.0) kv_float(e, "mscale", s.mscale);
+        if (s.mscale_all_dim != 0.0) kv_float(e, "mscale_all_dim", s.mscale_all_dim);
+        if (s.attention_factor) kv_float(e, "attention_factor", *s.attention_factor);
+        if (!s.truncate) kv(e, "truncate", false);
       }
       e << EndMap;
     }

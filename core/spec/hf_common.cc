@@ -145,7 +145,7 @@ RopeDict parse_rope_dict(ConfigReader& r, const std::string& path, const Json& d
     type = it->get<std::string>();
   }
   if (type.empty())
-    r.fail(fmt::format("{}.rope_type", path), "missing, expected \"default\", \"linear\" or \"llama3\"");
+    r.fail(fmt::format("{}.rope_type", path), "missing, expected \"default\", \"linear\", \"llama3\" or \"yarn\"");
   std::vector<std::string> allowed = {"rope_type", "type", "rope_theta", "partial_rotary_factor"};
   if (type == "default") {
     out.scaling.type = RopeScalingType::kNone;
@@ -165,10 +165,45 @@ RopeDict parse_rope_dict(ConfigReader& r, const std::string& path, const Json& d
     out.scaling.original_max_position_embeddings = static_cast<int64_t>(omp);
     for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
       allowed.emplace_back(k);
+  } else if (type == "yarn") {
+    RopeScaling& s = out.scaling;
+    s.type = RopeScalingType::kYarn;
+    s.factor = dict_number(r, path, d, "factor", true);
+    // Without original_max_position_embeddings HF takes max_position_embeddings
+    // (read_rope fills it in). The factor is used as given, as current transformers
+    // does (its issue 38224: earlier versions replaced it with max_position_embeddings /
+    // this).
+    if (d.contains("original_max_position_embeddings") && !d.at("original_max_position_embeddings").is_null()) {
+      const double omp = dict_number(r, path, d, "original_max_position_embeddings", true);
+      if (omp < 1 || omp != std::floor(omp))
+        r.fail_value(fmt::format("{}.original_max_position_embeddings", path), d.at("original_max_position_embeddings"),
+                     "an integer >= 1");
+      s.original_max_position_embeddings = static_cast<int64_t>(omp);
+    }
+    // HF: `get("beta_fast") or 32`: absent, null or 0 keeps the default (so for beta_slow).
+    if (const double v = dict_number(r, path, d, "beta_fast", false); v != 0.0) s.beta_fast = v;
+    if (const double v = dict_number(r, path, d, "beta_slow", false); v != 0.0) s.beta_slow = v;
+    s.mscale = dict_number(r, path, d, "mscale", false);
+    s.mscale_all_dim = dict_number(r, path, d, "mscale_all_dim", false);
+    if (d.contains("attention_factor") && !d.at("attention_factor").is_null()) {
+      s.attention_factor = dict_number(r, path, d, "attention_factor", true);
+      if (*s.attention_factor <= 0.0)
+        r.fail_value(fmt::format("{}.attention_factor", path), d.at("attention_factor"), "a number > 0");
+    }
+    // HF uses the mscales only together, and only without attention_factor: the spec
+    // holds what HF uses.
+    if (s.mscale == 0.0 || s.mscale_all_dim == 0.0 || s.attention_factor) s.mscale = s.mscale_all_dim = 0.0;
+    if (d.contains("truncate") && !d.at("truncate").is_null()) {
+      if (!d.at("truncate").is_boolean()) r.fail_value(fmt::format("{}.truncate", path), d.at("truncate"), "true or false");
+      s.truncate = d.at("truncate").get<bool>();
+    }
+    for (const char* k : {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale",
+                          "mscale_all_dim", "attention_factor", "truncate"})
+      allowed.emplace_back(k);
   } else {
     r.fail(fmt::format("{}.rope_type", path),
-           fmt::format("found \"{}\", expected \"default\", \"linear\" or \"llama3\" (the rope types the spec "
-                       "implements)",
+           fmt::format("found \"{}\", expected \"default\", \"linear\", \"llama3\" or \"yarn\" (the rope types "
+                       "the spec implements)",
                        type));
   }
   if (out.scaling.factor <= 0.0) r.fail_value(fmt::format("{}.factor", path), d.at("factor"), "a number > 0");
@@ -246,6 +281,10 @@ RopeRead read_rope(ConfigReader& r, double default_theta) {
     rr.scaling = d.scaling;
     merge(theta, d.theta, "rope_theta", "rope_scaling.rope_theta");
     merge(partial, d.partial, "partial_rotary_factor", "rope_scaling.partial_rotary_factor");
+  }
+  if (rr.scaling.type == RopeScalingType::kYarn && rr.scaling.original_max_position_embeddings == 0) {
+    // HF's yarn takes the model's context as the original one when the dict has none.
+    rr.scaling.original_max_position_embeddings = r.integer("max_position_embeddings");
   }
   if (theta) {
     rr.theta = *theta;

@@ -65,7 +65,7 @@ const char* unsupported_reason(const std::string& model_type) {
   static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
       {{"deepseek_v2", "deepseek_v3", "kimi_k2"},
        "multi-head latent attention (MLA) and DeepSeek's grouped top-k routing with sigmoid scores are not supported"},
-      {{"gpt_oss"}, "attention sinks, clamped SwiGLU experts with biases and YaRN rope are not supported"},
+      {{"gpt_oss"}, "attention sinks and clamped SwiGLU experts with biases are not supported"},
       {{"jamba", "zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
        "hybrid stacks (attention and state-space or convolution blocks in one model) are not supported"},
       {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},

@@ -156,7 +156,13 @@ Json to_json(const Architecture& a) {
           {"factor", rs.factor},
           {"low_freq_factor", rs.low_freq_factor},
           {"high_freq_factor", rs.high_freq_factor},
-          {"original_max_position_embeddings", rs.original_max_position_embeddings}}}}},
+          {"original_max_position_embeddings", rs.original_max_position_embeddings},
+          {"beta_fast", rs.beta_fast},
+          {"beta_slow", rs.beta_slow},
+          {"mscale", rs.mscale},
+          {"mscale_all_dim", rs.mscale_all_dim},
+          {"attention_factor", opt(rs.attention_factor)},
+          {"truncate", rs.truncate}}}}},
       {"embedding",
        {{"tied", a.embedding.tied},
         {"scale_by_sqrt_hidden", a.embedding.scale_by_sqrt_hidden},
@@ -268,11 +274,21 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   }
   const JsonIn rs = p.at("rope_scaling");
   a.position.rope_scaling.type = enum_from(
-      rs.at("type"), {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3}, rope_scaling_name);
+      rs.at("type"), {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3, RopeScalingType::kYarn},
+      rope_scaling_name);
   a.position.rope_scaling.factor = rs.at("factor").f64();
   a.position.rope_scaling.low_freq_factor = rs.at("low_freq_factor").f64();
   a.position.rope_scaling.high_freq_factor = rs.at("high_freq_factor").f64();
   a.position.rope_scaling.original_max_position_embeddings = rs.at("original_max_position_embeddings").i64();
+  // Job files written before yarn have none of its keys: the defaults stand.
+  if (rs.has("beta_fast")) {
+    a.position.rope_scaling.beta_fast = rs.at("beta_fast").f64();
+    a.position.rope_scaling.beta_slow = rs.at("beta_slow").f64();
+    a.position.rope_scaling.mscale = rs.at("mscale").f64();
+    a.position.rope_scaling.mscale_all_dim = rs.at("mscale_all_dim").f64();
+    a.position.rope_scaling.attention_factor = opt_f64(rs, "attention_factor");
+    a.position.rope_scaling.truncate = rs.at("truncate").boolean();
+  }
   const JsonIn e = in.at("embedding");
   a.embedding.tied = e.at("tied").boolean();
   a.embedding.scale_by_sqrt_hidden = e.at("scale_by_sqrt_hidden").boolean();

@@ -45,9 +45,14 @@ string(REPLACE "\"model_type\": \"llama\"" "\"model_type\": \"bloom\"" bloom "${
 file(WRITE ${WORK}/bloom/config.json "${bloom}")
 expect_run(2 "fk import-hf: ${WORK}/bloom/config.json: model_type: \"bloom\" cannot be imported: ALiBi positions"
            ${FK} import-hf ${WORK}/bloom/config.json -o ${WORK}/bloom.yaml)
+string(REPLACE "\"rope_type\": \"llama3\"" "\"rope_type\": \"longrope\"" longrope "${llama}")
+file(WRITE ${WORK}/longrope/config.json "${longrope}")
+expect_run(2 "fk import-hf: ${WORK}/longrope/config.json: rope_parameters.rope_type: found \"longrope\""
+           ${FK} import-hf ${WORK}/longrope/config.json)
+# yarn keeps the llama3 keys of the fixture: each is named as not yarn's.
 string(REPLACE "\"rope_type\": \"llama3\"" "\"rope_type\": \"yarn\"" yarn "${llama}")
 file(WRITE ${WORK}/yarn/config.json "${yarn}")
-expect_run(2 "fk import-hf: ${WORK}/yarn/config.json: rope_parameters.rope_type: found \"yarn\""
+expect_run(2 "fk import-hf: ${WORK}/yarn/config.json: rope_parameters.high_freq_factor: found 4.0"
            ${FK} import-hf ${WORK}/yarn/config.json)
 string(REPLACE "\"num_key_value_heads\": 2" "\"num_key_value_heads\": 3" kv "${llama}")
 file(WRITE ${WORK}/kv/config.json "${kv}")

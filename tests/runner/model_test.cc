@@ -322,6 +322,59 @@ TEST(Rope, Llama3ScalingFollowsThePublishedFormula) {
   EXPECT_FLOAT_EQ(cache.data_as<float>()[3 * 128 + 64], std::sin(3.0f));
 }
 
+// YaRN (arXiv 2309.00071, as HF's _compute_yarn_parameters): frequencies below the
+// correction range are kept, above it divided by the factor, blended linearly between;
+// cos and sin are scaled by the attention factor (from the factor, or from the mscales'
+// ratio); without truncation the range's ends are not rounded; local layers of a model
+// with local_rope_theta are not scaled.
+TEST(Rope, YarnScalingFollowsThePublishedFormula) {
+  spec::Diagnostics d;
+  auto doc = spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml", d);
+  spec::Architecture a = doc->full;  // theta 5e5, rot 128
+  spec::RopeScaling& y = a.position.rope_scaling;
+  y = {};
+  y.type = spec::RopeScalingType::kYarn;
+  y.factor = 4.0;
+  y.original_max_position_embeddings = 4096;
+  const double theta = 500000.0;
+  auto plain = [&](int64_t i) { return std::pow(theta, -2.0 * static_cast<double>(i) / 128.0); };
+  auto dim_of = [&](double n) { return 128.0 * std::log(4096.0 / (n * 2 * std::numbers::pi)) / (2 * std::log(theta)); };
+  const auto check = [&](double low, double high, const char* what) {
+    const auto f = rope_frequencies(a, spec::LayerType::kFull);
+    ASSERT_EQ(f.size(), 64u);
+    int kept = 0, divided = 0, blended = 0;
+    for (int64_t i = 0; i < 64; ++i) {
+      const double r = std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
+      EXPECT_NEAR(f[static_cast<size_t>(i)], r * plain(i) / 4.0 + (1 - r) * plain(i), 1e-15 * plain(i))
+          << what << " i " << i;
+      kept += r == 0.0, divided += r == 1.0, blended += r > 0.0 && r < 1.0;
+    }
+    EXPECT_GT(kept, 0) << what;
+    EXPECT_GT(divided, 0) << what;
+    EXPECT_GT(blended, 0) << what;
+  };
+  check(std::floor(dim_of(32.0)), std::ceil(dim_of(1.0)), "truncated");
+  EXPECT_DOUBLE_EQ(rope_attention_factor(a, spec::LayerType::kFull), 0.1 * std::log(4.0) + 1.0);
+  const Tensor cache = rope_cache(a, spec::LayerType::kFull, 5, DType::kF64);
+  const double af = 0.1 * std::log(4.0) + 1.0;
+  EXPECT_NEAR(cache.data_as<double>()[3 * 128 + 0], af * std::cos(3.0), 1e-7);
+  EXPECT_NEAR(cache.data_as<double>()[3 * 128 + 64], af * std::sin(3.0), 1e-7);
+
+  y.truncate = false;
+  y.beta_fast = 16.0;
+  y.beta_slow = 2.0;
+  check(dim_of(16.0), dim_of(2.0), "not truncated");
+  y.mscale = 1.0;
+  y.mscale_all_dim = 0.5;
+  EXPECT_DOUBLE_EQ(rope_attention_factor(a, spec::LayerType::kFull),
+                   (0.1 * std::log(4.0) + 1.0) / (0.1 * 0.5 * std::log(4.0) + 1.0));
+  y.attention_factor = 0.75;
+  EXPECT_DOUBLE_EQ(rope_attention_factor(a, spec::LayerType::kFull), 0.75);
+  a.position.local_rope_theta = 10000.0;
+  EXPECT_DOUBLE_EQ(rope_attention_factor(a, spec::LayerType::kSliding), 1.0);
+  EXPECT_DOUBLE_EQ(rope_frequencies(a, spec::LayerType::kSliding)[63], std::pow(10000.0, -126.0 / 128.0));
+}
+
 // A deliberately lossy rms_norm (output rounded to 4 mantissa bits) swapped in through
 // the ImplSet: the model code is unchanged, the selected run's trace shows the damage.
 TEST(ModelStage, SwappedImplementationIsTracedAgainstBaselineAndFp32) {

@@ -53,8 +53,9 @@ TEST(HfImportErrors, UnsupportedModelType) {
 
 TEST(HfImportErrors, UnknownRopeTypes) {
   Json c = fixture("llama");
-  c["rope_parameters"]["rope_type"] = "yarn";
-  EXPECT_IMPORT_ERROR(c, "rope_parameters.rope_type: found \"yarn\"", "expected \"default\", \"linear\" or \"llama3\"");
+  c["rope_parameters"]["rope_type"] = "longrope";
+  EXPECT_IMPORT_ERROR(c, "rope_parameters.rope_type: found \"longrope\"",
+                      "expected \"default\", \"linear\", \"llama3\" or \"yarn\"");
   // 4.x form
   Json old = fixture("llama");
   old.erase("rope_parameters");
@@ -69,6 +70,23 @@ TEST(HfImportErrors, UnknownRopeTypes) {
   Json partial = fixture("llama");
   partial["rope_parameters"].erase("low_freq_factor");
   EXPECT_IMPORT_ERROR(partial, "rope_parameters.low_freq_factor: missing", "required");
+  // yarn without its factor, with a llama3 key, with a truncate that is not a boolean,
+  // with beta_fast not above beta_slow (the spec's validation, on the config's field).
+  const auto yarn = [](Json extra_keys) {
+    Json y = fixture("llama");
+    y["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 10000.0}, {"factor", 4.0}};
+    for (auto it = extra_keys.begin(); it != extra_keys.end(); ++it) y["rope_parameters"][it.key()] = it.value();
+    return y;
+  };
+  Json no_factor = yarn(Json::object());
+  no_factor["rope_parameters"].erase("factor");
+  EXPECT_IMPORT_ERROR(no_factor, "rope_parameters.factor: missing", "required");
+  EXPECT_IMPORT_ERROR(yarn({{"low_freq_factor", 1.0}}), "rope_parameters.low_freq_factor: found 1",
+                      "no such key with rope_type \"yarn\"");
+  EXPECT_IMPORT_ERROR(yarn({{"truncate", "yes"}}), "rope_parameters.truncate: found \"yes\"", "true or false");
+  EXPECT_IMPORT_ERROR(yarn({{"beta_fast", 1.0}, {"beta_slow", 2.0}}), "position.rope_scaling.beta_fast: 1",
+                      "greater than beta_slow (2)");
+  EXPECT_IMPORT_ERROR(yarn({{"attention_factor", -1.0}}), "rope_parameters.attention_factor: found -1", "> 0");
   // Gemma 3: scaling on sliding layers cannot be expressed.
   Json g = fixture("gemma3_text");
   g["rope_parameters"]["sliding_attention"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 10000.0}};

@@ -889,5 +889,57 @@ TEST(HfImportWrite, FloatsReadBackExactly) {
   EXPECT_EQ(spec::yaml_float_text(1e6), "1000000.0");
 }
 
+// YaRN rope scaling (rope_type yarn) in its published forms: Qwen's 4.x rope_scaling,
+// DeepSeek's mscales, gpt-oss's truncate false; without original_max_position_embeddings
+// HF takes max_position_embeddings; a lone mscale is dropped, as HF ignores it. Each
+// spec is written and read back.
+TEST(HfImportYarn, PublishedForms) {
+  TempSpecs tmp;
+  nlohmann::json qwen = small_decoder(
+      "qwen2", {{"max_position_embeddings", 131072}, {"rope_theta", 1000000.0}, {"num_key_value_heads", 2}});
+  qwen["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  const spec::HfImport q = spec::hf_config_import(qwen, "qwen2/config.json");
+  const spec::RopeScaling& qs = q.arch.position.rope_scaling;
+  EXPECT_EQ(qs.type, spec::RopeScalingType::kYarn);
+  EXPECT_DOUBLE_EQ(qs.factor, 4.0);
+  EXPECT_EQ(qs.original_max_position_embeddings, 32768);
+  EXPECT_DOUBLE_EQ(qs.beta_fast, 32.0);
+  EXPECT_DOUBLE_EQ(qs.beta_slow, 1.0);
+  EXPECT_EQ(qs.mscale, 0.0);
+  EXPECT_FALSE(qs.attention_factor.has_value());
+  EXPECT_TRUE(qs.truncate);
+  EXPECT_EQ(write_and_load(q, tmp, "qwen2-yarn.yaml").position.rope_scaling, qs);
+
+  nlohmann::json ds = small_decoder("llama", {{"max_position_embeddings", 163840}});
+  ds["rope_scaling"] = {{"type", "yarn"}, {"factor", 40},      {"mscale", 1.0},
+                        {"mscale_all_dim", 0.707},              {"beta_fast", 16}, {"beta_slow", 2},
+                        {"original_max_position_embeddings", 4096}};
+  const spec::HfImport d = spec::hf_config_import(ds, "llama/config.json");
+  const spec::RopeScaling& dsr = d.arch.position.rope_scaling;
+  EXPECT_DOUBLE_EQ(dsr.mscale, 1.0);
+  EXPECT_DOUBLE_EQ(dsr.mscale_all_dim, 0.707);
+  EXPECT_DOUBLE_EQ(dsr.beta_fast, 16.0);
+  EXPECT_DOUBLE_EQ(dsr.beta_slow, 2.0);
+  EXPECT_EQ(write_and_load(d, tmp, "llama-yarn.yaml").position.rope_scaling, dsr);
+  EXPECT_EQ(spec::architecture_from_json(spec::to_json(d.arch), "/a"), d.arch) << "the job file's JSON";
+  ds["rope_scaling"]["attention_factor"] = 1.25;
+  const spec::HfImport given = spec::hf_config_import(ds, "llama/config.json");
+  EXPECT_EQ(given.arch.position.rope_scaling.attention_factor, 1.25);
+  EXPECT_EQ(given.arch.position.rope_scaling.mscale, 0.0) << "attention_factor wins over the mscales, as in HF";
+  EXPECT_EQ(spec::architecture_from_json(spec::to_json(given.arch), "/a"), given.arch);
+  EXPECT_EQ(write_and_load(given, tmp, "llama-yarn-af.yaml").position.rope_scaling,
+            given.arch.position.rope_scaling);
+
+  nlohmann::json oss = small_decoder("llama", {{"max_position_embeddings", 2048}});
+  oss["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 150000.0}, {"factor", 32.0}, {"truncate", false},
+                            {"beta_fast", 32.0},    {"beta_slow", 1.0},       {"mscale", 1.0}};
+  const spec::HfImport o = spec::hf_config_import(oss, "llama/config.json");
+  const spec::RopeScaling& os = o.arch.position.rope_scaling;
+  EXPECT_FALSE(os.truncate);
+  EXPECT_EQ(os.original_max_position_embeddings, 2048) << "max_position_embeddings stands in";
+  EXPECT_EQ(os.mscale, 0.0) << "mscale without mscale_all_dim is not used";
+  EXPECT_EQ(write_and_load(o, tmp, "oss-yarn.yaml").position.rope_scaling, os);
+}
+
 }  // namespace
 }  // namespace fk::testing

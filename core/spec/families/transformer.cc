@@ -81,6 +81,28 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
                       a.max_position_embeddings));
     if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for llama3 scaling", rs.factor));
   }
+  if (rs.type == RopeScalingType::kYarn) {
+    if (rs.original_max_position_embeddings <= 0)
+      err("position.rope_scaling.original_max_position_embeddings", "is required for yarn scaling");
+    if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for yarn scaling", rs.factor));
+    if (rs.beta_fast <= rs.beta_slow)
+      err("position.rope_scaling.beta_fast",
+          fmt::format("{} must be greater than beta_slow ({})", rs.beta_fast, rs.beta_slow));
+    if ((rs.mscale != 0.0) != (rs.mscale_all_dim != 0.0))
+      err(rs.mscale != 0.0 ? "position.rope_scaling.mscale" : "position.rope_scaling.mscale_all_dim",
+          "applies only with both mscale and mscale_all_dim (their ratio scales cos and sin)");
+    if (rs.attention_factor && rs.mscale != 0.0)
+      err("position.rope_scaling.attention_factor", "and mscale both set the cos/sin scale: give one");
+  }
+  // Keys of one scaling type under another are refused, not ignored.
+  const auto only_for = [&](RopeScalingType type, std::initializer_list<const char*> keys) {
+    if (rs.type == type) return;
+    for (const char* k : keys)
+      if (const std::string key = fmt::format("position.rope_scaling.{}", k); w.has(key))
+        err(key, fmt::format("applies only to rope_scaling type {}", rope_scaling_name(type)));
+  };
+  only_for(RopeScalingType::kLlama3, {"low_freq_factor", "high_freq_factor"});
+  only_for(RopeScalingType::kYarn, {"beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"});
   const bool sliding = any_sliding(a);
   bool listed_sliding = false;
   for (auto t : a.attention.layer_types) listed_sliding |= t == LayerType::kSliding;
