@@ -27,9 +27,10 @@ const std::vector<std::pair<std::string, PositionKind>> kPositionKinds = {
     {"rope", PositionKind::kRope}, {"learned", PositionKind::kLearned}, {"none", PositionKind::kNone}};
 const std::vector<std::pair<std::string, RopeStyle>> kRopeStyles = {{"neox", RopeStyle::kNeox},
                                                                     {"gptj", RopeStyle::kGptj}};
-const std::vector<std::pair<std::string, RopeScalingType>> kRopeScalings = {
-    {"none", RopeScalingType::kNone}, {"linear", RopeScalingType::kLinear}, {"llama3", RopeScalingType::kLlama3},
-    {"yarn", RopeScalingType::kYarn}};
+const std::vector<std::pair<std::string, RopeScalingType>> kRopeScalings = {{"none", RopeScalingType::kNone},
+                                                                            {"linear", RopeScalingType::kLinear},
+                                                                            {"llama3", RopeScalingType::kLlama3},
+                                                                            {"yarn", RopeScalingType::kYarn}};
 const std::vector<std::pair<std::string, HeadKind>> kHeadKinds = {{"lm", HeadKind::kLm}, {"none", HeadKind::kNone}};
 const std::vector<std::pair<std::string, DType>> kModelDtypes = {
     {"fp32", DType::kF32}, {"fp16", DType::kF16}, {"bf16", DType::kBF16}};

@@ -194,7 +194,8 @@ RopeDict parse_rope_dict(ConfigReader& r, const std::string& path, const Json& d
     // holds what HF uses.
     if (s.mscale == 0.0 || s.mscale_all_dim == 0.0 || s.attention_factor) s.mscale = s.mscale_all_dim = 0.0;
     if (d.contains("truncate") && !d.at("truncate").is_null()) {
-      if (!d.at("truncate").is_boolean()) r.fail_value(fmt::format("{}.truncate", path), d.at("truncate"), "true or false");
+      if (!d.at("truncate").is_boolean())
+        r.fail_value(fmt::format("{}.truncate", path), d.at("truncate"), "true or false");
       s.truncate = d.at("truncate").get<bool>();
     }
     for (const char* k : {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale",

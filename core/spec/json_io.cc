@@ -143,8 +143,7 @@ Json to_json(const Architecture& a) {
         {"eps", a.norm.eps},
         {"placement", norm_placement_name(a.norm.placement)},
         {"weight_offset", a.norm.weight_offset}}},
-      {"mlp",
-       {{"activation", activation_name(a.mlp.activation)}, {"gated", a.mlp.gated}, {"bias", a.mlp.bias}}},
+      {"mlp", {{"activation", activation_name(a.mlp.activation)}, {"gated", a.mlp.gated}, {"bias", a.mlp.bias}}},
       {"position",
        {{"kind", position_kind_name(a.position.kind)},
         {"rope_theta", a.position.rope_theta},
@@ -273,9 +272,10 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
           enum_from(kinds.at(i), {true, false}, [](bool rope) { return std::string_view(rope ? "rope" : "nope"); }));
   }
   const JsonIn rs = p.at("rope_scaling");
-  a.position.rope_scaling.type = enum_from(
-      rs.at("type"), {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3, RopeScalingType::kYarn},
-      rope_scaling_name);
+  a.position.rope_scaling.type =
+      enum_from(rs.at("type"),
+                {RopeScalingType::kNone, RopeScalingType::kLinear, RopeScalingType::kLlama3, RopeScalingType::kYarn},
+                rope_scaling_name);
   a.position.rope_scaling.factor = rs.at("factor").f64();
   a.position.rope_scaling.low_freq_factor = rs.at("low_freq_factor").f64();
   a.position.rope_scaling.high_freq_factor = rs.at("high_freq_factor").f64();

@@ -53,8 +53,8 @@ inline constexpr RealRange kMultiplier{0.0, 1e4, true};      // embedding.multip
 inline constexpr RealRange kNormEps{0.0, 0.1, true};
 inline constexpr RealRange kNormWeightOffset{-10.0, 10.0};
 inline constexpr RealRange kRopeScalingFactor{0.0, 1e6, true};  // factor, low_freq_factor, high_freq_factor
-inline constexpr RealRange kYarnBeta{0.0, 1e6, true};             // yarn beta_fast, beta_slow
-inline constexpr RealRange kYarnMscale{0.0, 1e3};                 // yarn mscale, mscale_all_dim (0: not set)
+inline constexpr RealRange kYarnBeta{0.0, 1e6, true};           // yarn beta_fast, beta_slow
+inline constexpr RealRange kYarnMscale{0.0, 1e3};               // yarn mscale, mscale_all_dim (0: not set)
 inline constexpr RealRange kRopeAttentionFactor{0.0, 1e3, true};  // yarn attention_factor
 inline constexpr IntRange kRopeOriginalMaxPositions{1, kMaxDim * 64};
 inline constexpr RealRange kRopeTheta{0.0, 1e12, true};  // rope_theta, local_rope_theta

@@ -911,8 +911,12 @@ TEST(HfImportYarn, PublishedForms) {
   EXPECT_EQ(write_and_load(q, tmp, "qwen2-yarn.yaml").position.rope_scaling, qs);
 
   nlohmann::json ds = small_decoder("llama", {{"max_position_embeddings", 163840}});
-  ds["rope_scaling"] = {{"type", "yarn"}, {"factor", 40},      {"mscale", 1.0},
-                        {"mscale_all_dim", 0.707},              {"beta_fast", 16}, {"beta_slow", 2},
+  ds["rope_scaling"] = {{"type", "yarn"},
+                        {"factor", 40},
+                        {"mscale", 1.0},
+                        {"mscale_all_dim", 0.707},
+                        {"beta_fast", 16},
+                        {"beta_slow", 2},
                         {"original_max_position_embeddings", 4096}};
   const spec::HfImport d = spec::hf_config_import(ds, "llama/config.json");
   const spec::RopeScaling& dsr = d.arch.position.rope_scaling;
@@ -927,12 +931,11 @@ TEST(HfImportYarn, PublishedForms) {
   EXPECT_EQ(given.arch.position.rope_scaling.attention_factor, 1.25);
   EXPECT_EQ(given.arch.position.rope_scaling.mscale, 0.0) << "attention_factor wins over the mscales, as in HF";
   EXPECT_EQ(spec::architecture_from_json(spec::to_json(given.arch), "/a"), given.arch);
-  EXPECT_EQ(write_and_load(given, tmp, "llama-yarn-af.yaml").position.rope_scaling,
-            given.arch.position.rope_scaling);
+  EXPECT_EQ(write_and_load(given, tmp, "llama-yarn-af.yaml").position.rope_scaling, given.arch.position.rope_scaling);
 
   nlohmann::json oss = small_decoder("llama", {{"max_position_embeddings", 2048}});
   oss["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 150000.0}, {"factor", 32.0}, {"truncate", false},
-                            {"beta_fast", 32.0},    {"beta_slow", 1.0},       {"mscale", 1.0}};
+                            {"beta_fast", 32.0},   {"beta_slow", 1.0},       {"mscale", 1.0}};
   const spec::HfImport o = spec::hf_config_import(oss, "llama/config.json");
   const spec::RopeScaling& os = o.arch.position.rope_scaling;
   EXPECT_FALSE(os.truncate);

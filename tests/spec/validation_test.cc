@@ -111,28 +111,34 @@ const std::vector<Case>& cases() {
        },
        "position.rope_scaling.low_freq_factor", "4 must be less than high_freq_factor (1)", "rope_scaling:"},
       {"YarnWithoutOriginal",
-       [](std::string t) {
-         return insert_after(t, "rope_theta:", "  rope_scaling: {type: yarn, factor: 4.0}\n");
-       },
+       [](std::string t) { return insert_after(t, "rope_theta:", "  rope_scaling: {type: yarn, factor: 4.0}\n"); },
        "position.rope_scaling.original_max_position_embeddings", "is required for yarn scaling", "rope_scaling:"},
       {"YarnBetasReversed",
        [](std::string t) {
-         return insert_after(t, "rope_theta:", "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, beta_fast: 1.0, beta_slow: 32.0}\n");
+         return insert_after(t, "rope_theta:",
+                             "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, "
+                             "beta_fast: 1.0, beta_slow: 32.0}\n");
        },
        "position.rope_scaling.beta_fast", "1 must be greater than beta_slow (32)", "rope_scaling:"},
       {"YarnLoneMscale",
        [](std::string t) {
-         return insert_after(t, "rope_theta:", "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, mscale: 1.0}\n");
+         return insert_after(
+             t, "rope_theta:",
+             "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, mscale: 1.0}\n");
        },
        "position.rope_scaling.mscale", "applies only with both mscale and mscale_all_dim", "rope_scaling:"},
       {"YarnKeyUnderLlama3",
        [](std::string t) {
-         return insert_after(t, "rope_theta:", "  rope_scaling: {type: llama3, factor: 8.0, original_max_position_embeddings: 4096, beta_fast: 16.0}\n");
+         return insert_after(
+             t, "rope_theta:",
+             "  rope_scaling: {type: llama3, factor: 8.0, original_max_position_embeddings: 4096, beta_fast: 16.0}\n");
        },
        "position.rope_scaling.beta_fast", "applies only to rope_scaling type yarn", "rope_scaling:"},
       {"Llama3KeyUnderYarn",
        [](std::string t) {
-         return insert_after(t, "rope_theta:", "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, low_freq_factor: 1.0}\n");
+         return insert_after(t, "rope_theta:",
+                             "  rope_scaling: {type: yarn, factor: 4.0, original_max_position_embeddings: 4096, "
+                             "low_freq_factor: 1.0}\n");
        },
        "position.rope_scaling.low_freq_factor", "applies only to rope_scaling type llama3", "rope_scaling:"},
       {"Llama3OriginalBeyondMax",

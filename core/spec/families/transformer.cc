@@ -84,7 +84,8 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
   if (rs.type == RopeScalingType::kYarn) {
     if (rs.original_max_position_embeddings <= 0)
       err("position.rope_scaling.original_max_position_embeddings", "is required for yarn scaling");
-    if (rs.factor < 1.0) err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for yarn scaling", rs.factor));
+    if (rs.factor < 1.0)
+      err("position.rope_scaling.factor", fmt::format("{} must be >= 1 for yarn scaling", rs.factor));
     if (rs.beta_fast <= rs.beta_slow)
       err("position.rope_scaling.beta_fast",
           fmt::format("{} must be greater than beta_slow ({})", rs.beta_fast, rs.beta_slow));
@@ -102,7 +103,8 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
         err(key, fmt::format("applies only to rope_scaling type {}", rope_scaling_name(type)));
   };
   only_for(RopeScalingType::kLlama3, {"low_freq_factor", "high_freq_factor"});
-  only_for(RopeScalingType::kYarn, {"beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"});
+  only_for(RopeScalingType::kYarn,
+           {"beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"});
   const bool sliding = any_sliding(a);
   bool listed_sliding = false;
   for (auto t : a.attention.layer_types) listed_sliding |= t == LayerType::kSliding;
