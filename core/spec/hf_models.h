@@ -89,7 +89,7 @@ void apply_rope(ConfigReader& r, Architecture& a, const RopeRead& rope, std::opt
 
 // Rope on the first part of each head: rope_parameters / partial_rotary_factor when the
 // config gives a fraction, else the config class's `default_fraction` (recorded).
-void partial_rope(ConfigReader& r, Architecture& a, double default_fraction);
+void partial_rope(ConfigReader& r, Architecture& a, double default_fraction, double default_theta = 10000.0);
 
 // 5.x per-layer `layer_types` ("full_attention" / "sliding_attention"), checked against
 // num_hidden_layers; nullopt when absent or null.
@@ -131,6 +131,7 @@ void fill_gemma(ConfigReader& r, Architecture& a);
 void fill_opt(ConfigReader& r, Architecture& a);
 void fill_starcoder2(ConfigReader& r, Architecture& a);
 void fill_gpt_neox(ConfigReader& r, Architecture& a);
+void fill_persimmon(ConfigReader& r, Architecture& a);
 void fill_phi(ConfigReader& r, Architecture& a);
 void fill_gptj(ConfigReader& r, Architecture& a);
 void fill_granite(ConfigReader& r, Architecture& a);

@@ -53,9 +53,9 @@ std::optional<double> number_if(ConfigReader& r, const char* key) {
 
 }  // namespace
 
-void partial_rope(ConfigReader& r, Architecture& a, double default_fraction) {
+void partial_rope(ConfigReader& r, Architecture& a, double default_fraction, double default_theta) {
   const bool given = rope_gives_partial(r);
-  RopeRead rope = read_rope(r, 10000.0);
+  RopeRead rope = read_rope(r, default_theta);
   if (!given) {
     rope.partial_rotary_factor = default_fraction;
     r.note_default("partial_rotary_factor", yaml_float_text(default_fraction));
@@ -110,13 +110,38 @@ void fill_phi(ConfigReader& r, Architecture& a) {
   check_heads(r, a, "num_attention_heads", "num_key_value_heads");
   a.attention.qkv_bias = true;  // PhiAttention: q/k/v_proj and dense all biased
   a.attention.out_bias = true;
-  if (r.boolean_or("qk_layernorm", false))
-    r.fail("qk_layernorm", "found true, expected false (per-head LayerNorm of q and k is not supported)");
+  a.attention.qk_norm = r.boolean_or("qk_layernorm", false);  // one LayerNorm (with bias) for every head
   a.norm.placement = NormPlacement::kParallelShared;  // PhiDecoderLayer: one input_layernorm
   parallel_common(r, a);
   a.head.bias = true;  // PhiForCausalLM: lm_head has a bias
   partial_rope(r, a, 0.5);  // PhiConfig's partial_rotary_factor
   r.ignore({"is_decoder"});
+}
+
+// Persimmon (Adept): a pre-LayerNorm decoder with GPT-NeoX's fused query_key_value
+// (interleaved per head), a squared-ReLU MLP with biases, one LayerNorm (with bias) for
+// every head of q and of k (qk_layernorm), and rope on half of each head.
+void fill_persimmon(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 4096, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 36, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 64, limits::kHeads);
+  if (a.hidden_size % a.num_attention_heads != 0)
+    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
+                                              a.num_attention_heads, a.hidden_size));
+  a.num_key_value_heads = a.num_attention_heads;  // PersimmonAttention has no kv-head key
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.intermediate_size = r.integer_or("intermediate_size", 16384, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", 262144, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 16384, limits::kMaxPositionEmbeddings);
+  a.norm.eps = r.number_or("layer_norm_eps", 1e-5, limits::kNormEps);
+  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "relu2"));
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
+  a.attention.qkv_bias = true;  // query_key_value and dense are biased
+  a.attention.out_bias = true;
+  a.attention.qk_norm = r.boolean_or("qk_layernorm", true);
+  a.norm.placement = NormPlacement::kPre;
+  parallel_common(r, a);  // LayerNorm, an ungated MLP with biases, causal, the LM head
+  partial_rope(r, a, 0.5, 25000.0);  // PersimmonConfig's partial_rotary_factor and rope_theta
 }
 
 void fill_gptj(ConfigReader& r, Architecture& a) {

@@ -889,6 +889,43 @@ TEST(HfImportWrite, FloatsReadBackExactly) {
   EXPECT_EQ(spec::yaml_float_text(1e6), "1000000.0");
 }
 
+// Persimmon: pre-LayerNorm, GPT-NeoX's fused qkv, squared ReLU, per-head LayerNorms of q
+// and k, rope on half of each head at theta 25000 (the class defaults); Phi's
+// qk_layernorm is the same per-head LayerNorm.
+TEST(HfImportPersimmon, PerHeadLayerNormOfQAndK) {
+  TempSpecs tmp;
+  const nlohmann::json c = {{"model_type", "persimmon"}, {"hidden_size", 64},        {"num_hidden_layers", 2},
+                            {"num_attention_heads", 4},  {"intermediate_size", 256}, {"vocab_size", 300},
+                            {"max_position_embeddings", 128}};
+  const spec::HfImport imp = spec::hf_config_import(c, "persimmon/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_EQ(a.norm.kind, spec::NormKind::kLayerNorm);
+  EXPECT_TRUE(a.norm.bias);
+  EXPECT_EQ(a.norm.placement, spec::NormPlacement::kPre);
+  EXPECT_TRUE(a.attention.qk_norm);
+  EXPECT_FALSE(a.attention.qk_norm_full);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kRelu2);
+  EXPECT_FALSE(a.mlp.gated);
+  EXPECT_TRUE(a.mlp.bias && a.attention.qkv_bias && a.attention.out_bias);
+  EXPECT_EQ(a.num_key_value_heads, 4);
+  EXPECT_EQ(a.head_dim, 16);
+  EXPECT_DOUBLE_EQ(a.position.rope_theta, 25000.0);
+  EXPECT_DOUBLE_EQ(a.position.partial_rotary_factor, 0.5);
+  EXPECT_EQ(a.rotary_dim(), 8);
+  EXPECT_FALSE(a.embedding.tied);
+  EXPECT_EQ(write_and_load(imp, tmp, "persimmon.yaml"), a);
+  nlohmann::json off = c;
+  off["qk_layernorm"] = false;
+  EXPECT_FALSE(spec::hf_config_import(off, "persimmon/config.json").arch.attention.qk_norm);
+
+  nlohmann::json phi = {{"model_type", "phi"},         {"hidden_size", 64},        {"num_hidden_layers", 2},
+                        {"num_attention_heads", 4},    {"intermediate_size", 256}, {"vocab_size", 300},
+                        {"qk_layernorm", true}};
+  const Architecture p = spec::hf_config_import(phi, "phi/config.json").arch;
+  EXPECT_TRUE(p.attention.qk_norm);
+  EXPECT_EQ(p.norm.kind, spec::NormKind::kLayerNorm);
+}
+
 // YaRN rope scaling (rope_type yarn) in its published forms: Qwen's 4.x rope_scaling,
 // DeepSeek's mscales, gpt-oss's truncate false; without original_max_position_embeddings
 // HF takes max_position_embeddings; a lone mscale is dropped, as HF ignores it. Each

@@ -337,8 +337,30 @@ TensorRef phi(const std::string& canonical, const Architecture&) {
   int64_t l = 0;
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
-  if (auto r = renamed(rest, "self_attn.o_proj.", fmt::format("model.layers.{}.self_attn.dense.", l))) return *r;
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (auto r = renamed(rest, "self_attn.o_proj.", base + "self_attn.dense.")) return *r;
+  if (auto r = renamed(rest, "self_attn.q_norm.", base + "self_attn.q_layernorm.")) return *r;
+  if (auto r = renamed(rest, "self_attn.k_norm.", base + "self_attn.k_layernorm.")) return *r;
   return {canonical};
+}
+
+// Persimmon: model.* with GPT-NeoX's per-head query_key_value ([heads, 3, head_dim]
+// rows) under self_attn, self_attn.dense, q/k_layernorm, the MLP's dense_h_to_4h /
+// dense_4h_to_h, final_layernorm.
+TensorRef persimmon(const std::string& canonical, const Architecture& a) {
+  if (auto r = renamed(canonical, "model.norm.", "model.final_layernorm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (const auto p = qkv_name(rest))
+    return per_head_qkv(base + "self_attn.query_key_value." + p->what, p->part, a.head_dim, a.num_attention_heads);
+  if (auto r = renamed(rest, "self_attn.o_proj.", base + "self_attn.dense.")) return *r;
+  if (auto r = renamed(rest, "self_attn.q_norm.", base + "self_attn.q_layernorm.")) return *r;
+  if (auto r = renamed(rest, "self_attn.k_norm.", base + "self_attn.k_layernorm.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", base + "mlp.dense_h_to_4h.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", base + "mlp.dense_4h_to_h.")) return *r;
+  return {canonical};  // input_layernorm, post_attention_layernorm
 }
 
 // GPT-J: transformer.h.<l>.*, ln_1 the one layer norm, mlp.fc_in / fc_out.
@@ -450,7 +472,8 @@ std::vector<std::string> hf_supported_model_types() {
           "arcee",
           "nemotron",
           "smollm3",
-          "cohere2"};
+          "cohere2",
+          "persimmon"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -470,6 +493,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "falcon") return {model_type, {"transformer.", ""}, falcon};
   if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
   if (model_type == "phi") return {model_type, {""}, phi};
+  if (model_type == "persimmon") return {model_type, {""}, persimmon};
   if (model_type == "gptj") return {model_type, {"transformer.", ""}, gptj};
   if (model_type == "gpt_bigcode") return {model_type, {"transformer.", ""}, gpt_bigcode};
   // Gemma 3 multimodal checkpoints keep the text model under language_model.

@@ -158,12 +158,9 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
           return other.kv_head_begin(a_);
         },
         "attn.k_norm");
-  } else if (a_.attention.qk_norm) {
-    Tensor qn = rt_.empty(dtype_, {rows * hq, d}), kn = rt_.empty(dtype_, {rows * hk, d});
-    rt_.run("rms_norm", "attn.q_norm", call({qn, q.reshape({rows * hq, d}), w.q_norm}, {a_.norm.eps}));
-    rt_.run("rms_norm", "attn.k_norm", call({kn, k.reshape({rows * hk, d}), w.k_norm}, {a_.norm.eps}));
-    q = qn.reshape({rows, hq * d});
-    k = kn.reshape({rows, hk * d});
+  } else if (a_.attention.qk_norm) {  // each head by the model's norm kind (norm())
+    q = norm(q.reshape({rows * hq, d}), w.q_norm, w.q_norm_b, "attn.q_norm").reshape({rows, hq * d});
+    k = norm(k.reshape({rows * hk, d}), w.k_norm, w.k_norm_b, "attn.k_norm").reshape({rows, hk * d});
   }
   const spec::LayerType type = a_.layer_type(w.index);
   if (a_.layer_has_rope(w.index)) {  // NoPE layers (position.rope_layers) rotate nothing

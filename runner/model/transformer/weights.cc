@@ -40,12 +40,14 @@ struct Gen {
     if (!a.norm.weight) return Planned{{a.hidden_size}, {}, 1.0f};
     return scale(name, a.hidden_size);
   }
-  // A LayerNorm without a bias (norm.bias false, Cohere) gets a zero one, read from no
-  // checkpoint: the same op, and x * w + 0 is x * w.
-  Planned norm_bias(const std::string& name) const {
-    if (!a.norm.bias) return Planned{{a.hidden_size}, {}};
-    return draw_vector(name, a.hidden_size, -0.1f, 0.1f);
+  // A LayerNorm's bias of n elements (the hidden size, or a q/k head's); without one
+  // (norm.bias false, Cohere) a zero one, read from no checkpoint: the same op, and
+  // x * w + 0 is x * w.
+  Planned norm_bias(const std::string& name, int64_t n) const {
+    if (!a.norm.bias) return Planned{{n}, {}};
+    return draw_vector(name, n, -0.1f, 0.1f);
   }
+  Planned norm_bias(const std::string& name) const { return norm_bias(name, a.hidden_size); }
 
   // Column-parallel rows [begin, begin + count) of a [rows_total, H] projection.
   Planned rows(const std::string& name, int64_t rows_total, int64_t begin, int64_t count, int64_t fan_in) const {
@@ -81,6 +83,10 @@ struct Gen {
       const bool full = a.attention.qk_norm_full;
       w.q_norm = make(scale(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
       w.k_norm = make(scale(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
+      if (a.norm.kind == spec::NormKind::kLayerNorm) {  // per-head LayerNorms (Persimmon)
+        w.q_norm_b = make(norm_bias(layer_name(l, "self_attn.q_norm.bias"), d));
+        w.k_norm_b = make(norm_bias(layer_name(l, "self_attn.k_norm.bias"), d));
+      }
     }
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);

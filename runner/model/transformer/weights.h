@@ -27,6 +27,7 @@ struct LayerWeights {
   Tensor qkv_w, qkv_b;          // [(Hq_l + 2 Hk_l) D, H], bias or undefined
   Tensor o_w, o_b;              // [H, Hq_l D]; bias (full) or undefined
   Tensor q_norm, k_norm;        // [D] (QK-norm), [heads x D] (qk_norm_full: q and kv heads) or undefined
+  Tensor q_norm_b, k_norm_b;    // [D]: the q/k LayerNorms' biases (norm.kind layer_norm with norm.bias)
   Tensor attn_norm_w, attn_norm_b;  // input norm (pre, parallel) / attention output norm (post)
   Tensor mlp_norm_w, mlp_norm_b;    // pre-MLP norm (pre, parallel) / MLP output norm (post);
                                     // undefined with parallel_shared (the input norm serves both)
