@@ -126,8 +126,8 @@ void fill_persimmon(ConfigReader& r, Architecture& a) {
   a.num_hidden_layers = r.integer_or("num_hidden_layers", 36, limits::kNumHiddenLayers);
   a.num_attention_heads = r.integer_or("num_attention_heads", 64, limits::kHeads);
   if (a.hidden_size % a.num_attention_heads != 0)
-    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
-                                              a.num_attention_heads, a.hidden_size));
+    r.fail("num_attention_heads",
+           fmt::format("found {}, expected a divisor of hidden_size ({})", a.num_attention_heads, a.hidden_size));
   a.num_key_value_heads = a.num_attention_heads;  // PersimmonAttention has no kv-head key
   a.head_dim = a.hidden_size / a.num_attention_heads;
   a.intermediate_size = r.integer_or("intermediate_size", 16384, limits::kIntermediateSize);
@@ -140,7 +140,7 @@ void fill_persimmon(ConfigReader& r, Architecture& a) {
   a.attention.out_bias = true;
   a.attention.qk_norm = r.boolean_or("qk_layernorm", true);
   a.norm.placement = NormPlacement::kPre;
-  parallel_common(r, a);  // LayerNorm, an ungated MLP with biases, causal, the LM head
+  parallel_common(r, a);             // LayerNorm, an ungated MLP with biases, causal, the LM head
   partial_rope(r, a, 0.5, 25000.0);  // PersimmonConfig's partial_rotary_factor and rope_theta
 }
 

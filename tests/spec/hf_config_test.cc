@@ -894,8 +894,8 @@ TEST(HfImportWrite, FloatsReadBackExactly) {
 // qk_layernorm is the same per-head LayerNorm.
 TEST(HfImportPersimmon, PerHeadLayerNormOfQAndK) {
   TempSpecs tmp;
-  const nlohmann::json c = {{"model_type", "persimmon"}, {"hidden_size", 64},        {"num_hidden_layers", 2},
-                            {"num_attention_heads", 4},  {"intermediate_size", 256}, {"vocab_size", 300},
+  const nlohmann::json c = {{"model_type", "persimmon"},     {"hidden_size", 64},        {"num_hidden_layers", 2},
+                            {"num_attention_heads", 4},      {"intermediate_size", 256}, {"vocab_size", 300},
                             {"max_position_embeddings", 128}};
   const spec::HfImport imp = spec::hf_config_import(c, "persimmon/config.json");
   const Architecture& a = imp.arch;
@@ -918,8 +918,8 @@ TEST(HfImportPersimmon, PerHeadLayerNormOfQAndK) {
   off["qk_layernorm"] = false;
   EXPECT_FALSE(spec::hf_config_import(off, "persimmon/config.json").arch.attention.qk_norm);
 
-  nlohmann::json phi = {{"model_type", "phi"},         {"hidden_size", 64},        {"num_hidden_layers", 2},
-                        {"num_attention_heads", 4},    {"intermediate_size", 256}, {"vocab_size", 300},
+  nlohmann::json phi = {{"model_type", "phi"},      {"hidden_size", 64},        {"num_hidden_layers", 2},
+                        {"num_attention_heads", 4}, {"intermediate_size", 256}, {"vocab_size", 300},
                         {"qk_layernorm", true}};
   const Architecture p = spec::hf_config_import(phi, "phi/config.json").arch;
   EXPECT_TRUE(p.attention.qk_norm);

@@ -121,8 +121,9 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.attention.qk_norm_full && !a.attention.qk_norm)
     err("attention.qk_norm_full", "says how q and k are normalised, and attention.qk_norm is false");
   if (a.attention.qk_norm_full && a.norm.kind == NormKind::kLayerNorm)
-    err("attention.qk_norm_full", "is an RMSNorm over all heads; with norm.kind layer_norm the q/k norms are "
-                                  "per-head LayerNorms");
+    err("attention.qk_norm_full",
+        "is an RMSNorm over all heads; with norm.kind layer_norm the q/k norms are "
+        "per-head LayerNorms");
   if (a.norm.placement == NormPlacement::kPostBranch && a.norm.kind != NormKind::kRmsNorm)
     err("norm.placement", "post_branch is supported with norm.kind rmsnorm (OLMo 2)");
   if (a.attention.scale && a.attention.query_pre_attn_scalar)
