@@ -183,7 +183,7 @@ struct RelaxedCaptureMode {
 // Device memory freed when it goes out of scope (after the stream's work is waited for).
 struct DeviceBuffer {
   void* p = nullptr;
-  explicit DeviceBuffer(size_t bytes) { FK_CUDA_CHECK(cudaMalloc(&p, bytes)); }
+  explicit DeviceBuffer(void* adopted) : p(adopted) {}
   ~DeviceBuffer() { cudaFree(p); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -214,7 +214,9 @@ struct EventPair {
 // closer than that, and the heuristic's order breaks the tie). The output is written,
 // the inputs only read. A configuration whose call fails is left out; when all fail, the
 // first failure is thrown. Returns the index chosen and the line that says what was
-// timed. Synchronises the stream; never inside a capture.
+// timed. Synchronises the stream; never inside a capture. When the device has no
+// memory left for the flush buffer (a model filling it), nothing is timed and the
+// heuristic's first is kept: tuning never makes a call fail.
 std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicResult_t>& offered,
                                     cublasLtHandle_t handle, const Descriptors& desc, void* out, const void* x,
                                     const void* w, void* workspace, cudaStream_t stream) {
@@ -225,7 +227,15 @@ std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicRes
   FK_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   const size_t flush_bytes = std::max<size_t>(2 * static_cast<size_t>(l2), size_t{64} << 20);
   FK_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const DeviceBuffer flush(flush_bytes);
+  void* flush_p = nullptr;
+  if (const cudaError_t e = cudaMalloc(&flush_p, flush_bytes); e != cudaSuccess) {
+    if (e != cudaErrorMemoryAllocation) FK_CUDA_CHECK(e);
+    cudaGetLastError();  // the failed allocation's error is not sticky: clear it
+    return {0, fmt::format("the heuristic's first of {}, not timed: no device memory for the timing's cache flush "
+                           "({} MiB)",
+                           offered.size(), flush_bytes >> 20)};
+  }
+  const DeviceBuffer flush(flush_p);
   const EventPair ev;
   const float alpha = 1.0f, beta = 0.0f;
   std::vector<float> medians(offered.size(), std::numeric_limits<float>::infinity());

@@ -161,6 +161,33 @@ TEST_F(LinearLtTest, AutotuneOffKeepsTheHeuristicsFirst) {
   EXPECT_LT(p.error(), kBound);
 }
 
+// With the device's memory taken (a model filling it), a new problem is not timed (no
+// room for the cache flush): it keeps the heuristic's first and runs, right. This test
+// binary runs alone (RUN_SERIAL): it holds nearly all of the GPU's memory for a moment.
+TEST_F(LinearLtTest, NoMemoryForTheFlushKeepsTheHeuristicsFirst) {
+  Problem warm(64, 128, 256);  // the handle and workspace exist before memory runs out
+  warm.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  Problem p(192, 320, 448);
+  size_t free_bytes = 0, total = 0;
+  CUDA_OK(cudaMemGetInfo(&free_bytes, &total));
+  void* hog = nullptr;
+  // Leave 16 MiB: enough for cuBLASLt's launch, too little for a flush of twice the L2.
+  size_t want = free_bytes > (size_t{16} << 20) ? free_bytes - (size_t{16} << 20) : 0;
+  while (want > 0 && cudaMalloc(&hog, want) != cudaSuccess) {
+    cudaGetLastError();
+    want -= size_t{8} << 20;
+  }
+  ASSERT_NE(hog, nullptr) << "could not take the device's memory";
+  p.run(stream_);
+  const cudaError_t synced = cudaStreamSynchronize(stream_);
+  cudaFree(hog);
+  ASSERT_EQ(synced, cudaSuccess);
+  const std::string d = p.describe();
+  EXPECT_TRUE(has(d, "not timed: no device memory") || has(d, "the one configuration offered")) << d;
+  EXPECT_LT(p.error(), kBound);
+}
+
 TEST_F(LinearLtTest, BadAutotuneSettingNamesTheVariable) {
   setenv("FK_CUBLASLT_AUTOTUNE", "sometimes", 1);
   Problem p(128, 256, 384);
