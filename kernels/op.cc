@@ -90,6 +90,7 @@ void register_builtin_ops() {
     register_rms_norm(r);
     register_fused_add_rms_norm(r);
     register_layer_norm(r);
+    register_head_norm(r);
     register_rotary_embedding(r);
     register_linear(r);
     register_activations(r);

@@ -45,6 +45,9 @@ struct AttentionSpec {
   // With qk_norm: one RMSNorm over all of a token's q heads together (and one over its k
   // heads), weights of num_heads x head_dim (OLMo 2), not one per head.
   bool qk_norm_full = false;
+  // With qk_norm: each head has its own weight (and bias): weights of num_heads x head_dim
+  // for q and num_key_value_heads x head_dim for k (Cohere's use_qk_norm), not one shared.
+  bool qk_norm_per_head = false;
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
   std::optional<double> scale;                  // the softmax scale itself (Granite attention_multiplier)
   bool operator==(const AttentionSpec&) const = default;

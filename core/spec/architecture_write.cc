@@ -49,6 +49,7 @@ void write_attention(YAML::Emitter& e, const AttentionSpec& at) {
   kv_float(e, "logit_softcap", at.logit_softcap);
   kv(e, "qk_norm", at.qk_norm);
   if (at.qk_norm_full) kv(e, "qk_norm_full", true);
+  if (at.qk_norm_per_head) kv(e, "qk_norm_per_head", true);
   kv_float(e, "query_pre_attn_scalar", at.query_pre_attn_scalar);
   if (at.scale) kv_float(e, "scale", *at.scale);
   e << EndMap;

@@ -237,8 +237,9 @@ void cohere_rope_and_head(ConfigReader& r, Architecture& a, double default_theta
 
 void fill_cohere(ConfigReader& r, Architecture& a) {
   cohere_layer(r, a);
-  if (r.boolean_or("use_qk_norm", false))
-    r.fail("use_qk_norm", "found true, expected false (Command R+'s per-head LayerNorm of q and k is not supported)");
+  // Command R+: a LayerNorm (no bias) of each q and k head, each head its own weights
+  // (CohereLayerNorm of [heads, head_dim]).
+  a.attention.qk_norm = a.attention.qk_norm_per_head = r.boolean_or("use_qk_norm", false);
   set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
                     std::nullopt, "sliding_window");
   // CohereConfig's rope theta default: 500000 in transformers 5 (default_theta), 10000

@@ -185,6 +185,7 @@ Json to_json(const Architecture& a) {
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
   if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
   if (a.attention.qk_norm_full) j["attention"]["qk_norm_full"] = true;
+  if (a.attention.qk_norm_per_head) j["attention"]["qk_norm_per_head"] = true;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
   if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
@@ -238,6 +239,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.attention.logit_softcap = opt_f64(at, "logit_softcap");
   a.attention.qk_norm = at.at("qk_norm").boolean();
   a.attention.qk_norm_full = at.has("qk_norm_full") && at.at("qk_norm_full").boolean();
+  a.attention.qk_norm_per_head = at.has("qk_norm_per_head") && at.at("qk_norm_per_head").boolean();
   a.attention.query_pre_attn_scalar = opt_f64(at, "query_pre_attn_scalar");
   a.attention.scale = opt_f64(at, "scale");
   const JsonIn n = in.at("norm");

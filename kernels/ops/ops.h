@@ -9,6 +9,7 @@ void register_embedding(OpRegistry& reg);
 void register_rms_norm(OpRegistry& reg);
 void register_fused_add_rms_norm(OpRegistry& reg);
 void register_layer_norm(OpRegistry& reg);
+void register_head_norm(OpRegistry& reg);
 void register_rotary_embedding(OpRegistry& reg);
 void register_linear(OpRegistry& reg);
 void register_activations(OpRegistry& reg);

@@ -47,6 +47,17 @@ std::vector<Case> cases() {
     add("fused_add_rms_norm", {{"tokens", 3}, {"hidden", h}}, {1e-5});
   }
   for (int64_t h : {768, 1023}) add("layer_norm", {{"tokens", 5}, {"hidden", h}}, {1e-5});
+  // head_norm: RMSNorm and LayerNorm (with and without a bias) per head, heads of 64 and
+  // 128 (Cohere, StableLM) and an odd 24 (the scalar path), one and several tokens.
+  for (int64_t t : {1, 9})
+    for (int64_t hd : {24, 64, 128}) {
+      add("head_norm", {{"tokens", t}, {"heads", 5}, {"head_dim", hd}, {"bias", 0}},
+          {1e-5, static_cast<double>(hd), 0});
+      add("head_norm", {{"tokens", t}, {"heads", 5}, {"head_dim", hd}, {"bias", 0}},
+          {1e-5, static_cast<double>(hd), 1});
+      add("head_norm", {{"tokens", t}, {"heads", 5}, {"head_dim", hd}, {"bias", 1}},
+          {1e-5, static_cast<double>(hd), 1});
+    }
   for (int64_t hs : {64, 80, 128, 256})
     for (int neox : {1, 0})
       add("rotary_embedding", {{"tokens", 17}, {"q_heads", 4}, {"kv_heads", 2}, {"max_positions", 64}, {"rot_dim", hs}},

@@ -98,6 +98,40 @@ TEST(Weights, TensorParallelShardsAreSlicesOfTheFullModel) {
   }
 }
 
+// Per-head q/k norm weights (Command R+'s, qk_norm_per_head) follow their heads: rank r
+// holds the rows of its q heads and of its kv heads (replicated when kv heads < tp), and
+// LayerNorm models with a bias get per-head biases the same way.
+TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
+  spec::Architecture a = tiny("llama-3.1-8b");  // 8 heads, 2 kv heads, head_dim 16
+  a.attention.qk_norm = a.attention.qk_norm_per_head = true;
+  a.norm.kind = spec::NormKind::kLayerNorm;
+  Placement one;
+  const ModelWeights full = ModelWeights::generate(a, one, 5);
+  const int64_t d = a.head_dim;
+  ASSERT_EQ(full.layers[0].q_norm.numel(), a.num_attention_heads * d);
+  ASSERT_EQ(full.layers[0].k_norm.numel(), a.num_key_value_heads * d);
+  ASSERT_TRUE(full.layers[0].q_norm_b.defined());
+  for (int64_t tp : {2, 4}) {
+    for (int64_t r = 0; r < tp; ++r) {
+      Placement p;
+      p.tp = tp;
+      p.tp_rank = r;
+      const ModelWeights part = ModelWeights::generate(a, p, 5);
+      const LayerWeights &f = full.layers[1], &s = part.layers[1];
+      const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a);
+      ASSERT_EQ(s.q_norm.numel(), hq * d);
+      ASSERT_EQ(s.k_norm.numel(), hk * d);
+      for (int64_t i = 0; i < hq * d; ++i) {
+        ASSERT_EQ(s.q_norm.span<float>()[i], f.q_norm.span<float>()[r * hq * d + i]) << "tp " << tp << " rank " << r;
+        ASSERT_EQ(s.q_norm_b.span<float>()[i], f.q_norm_b.span<float>()[r * hq * d + i]);
+      }
+      for (int64_t i = 0; i < hk * d; ++i) ASSERT_EQ(s.k_norm.span<float>()[i], f.k_norm.span<float>()[k0 * d + i]);
+    }
+  }
+  // The heads' weights differ (each head its own), so a shared weight could not stand in.
+  EXPECT_NE(full.layers[1].q_norm.span<float>()[0], full.layers[1].q_norm.span<float>()[d]);
+}
+
 // ModelWeights::load makes each tensor in place, block by block, on the backend; its
 // result must be build()'s host weights rounded once, for every layout and family
 // (fused q/k/v and gate/up, experts, Gemma's folded norm offset, padded vocab blocks, a

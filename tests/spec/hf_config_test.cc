@@ -354,8 +354,14 @@ TEST(HfImportCohere, ParallelSharedBiasFreeLayerNormAndLogitScale) {
   EXPECT_EQ(old.position.rope_theta, 10000.0) << "4.x CohereConfig's rope_theta";
   EXPECT_EQ(old.head.logit_scale, 0.0625) << "CohereConfig's logit_scale";
 
+  // Command R+: each q and k head its own LayerNorm weights.
   c["use_qk_norm"] = true;
-  EXPECT_NE(import_error(c).find("use_qk_norm"), std::string::npos) << "use_qk_norm was imported: " << import_error(c);
+  const spec::HfImport plus = spec::hf_config_import(c, "cohere/config.json");
+  EXPECT_TRUE(plus.arch.attention.qk_norm);
+  EXPECT_TRUE(plus.arch.attention.qk_norm_per_head);
+  EXPECT_FALSE(plus.arch.attention.qk_norm_full);
+  EXPECT_TRUE(write_and_load(plus, tmp, "command-r-plus.yaml").attention.qk_norm_per_head);
+  EXPECT_EQ(spec::architecture_from_json(spec::to_json(plus.arch), "/a"), plus.arch);
 }
 
 // Qwen2-MoE: Qwen's sparse layers with one sigmoid-gated shared expert; absent keys take

@@ -13,6 +13,7 @@ void register_cuda_ops() {
     register_cuda_rms_norm(reg);
     register_cuda_fused_add_rms_norm(reg);
     register_cuda_layer_norm(reg);
+    register_cuda_head_norm(reg);
     register_cuda_rotary_embedding(reg);
     register_cuda_linear(reg);
     register_cuda_activations(reg);

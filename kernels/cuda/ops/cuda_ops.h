@@ -11,6 +11,7 @@ void register_cuda_embedding(kernels::OpRegistry& reg);
 void register_cuda_rms_norm(kernels::OpRegistry& reg);
 void register_cuda_fused_add_rms_norm(kernels::OpRegistry& reg);
 void register_cuda_layer_norm(kernels::OpRegistry& reg);
+void register_cuda_head_norm(kernels::OpRegistry& reg);
 void register_cuda_rotary_embedding(kernels::OpRegistry& reg);
 void register_cuda_linear(kernels::OpRegistry& reg);
 void register_cuda_activations(kernels::OpRegistry& reg);

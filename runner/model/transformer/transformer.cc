@@ -96,6 +96,14 @@ Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, cons
   return out;
 }
 
+Tensor Transformer::head_norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
+  Tensor out = rt_.empty(x.dtype(), x.shape());
+  const bool layer = a_.norm.kind == NormKind::kLayerNorm;
+  rt_.run("head_norm", role,
+          call({out, x, w, layer ? b : Tensor()}, {a_.norm.eps, static_cast<double>(a_.head_dim), layer ? 1.0 : 0.0}));
+  return out;
+}
+
 Tensor Transformer::linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
   Tensor out = rt_.empty(x.dtype(), {x.size(0), w.size(0)});
   rt_.run("linear", role, call({out, x, w, b}));
@@ -158,6 +166,9 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
           return other.kv_head_begin(a_);
         },
         "attn.k_norm");
+  } else if (a_.attention.qk_norm && a_.attention.qk_norm_per_head) {  // each head its own weights
+    q = head_norm(q, w.q_norm, w.q_norm_b, "attn.q_norm");
+    k = head_norm(k, w.k_norm, w.k_norm_b, "attn.k_norm");
   } else if (a_.attention.qk_norm) {  // each head by the model's norm kind (norm())
     q = norm(q.reshape({rows * hq, d}), w.q_norm, w.q_norm_b, "attn.q_norm").reshape({rows, hq * d});
     k = norm(k.reshape({rows * hk, d}), w.k_norm, w.k_norm_b, "attn.k_norm").reshape({rows, hk * d});

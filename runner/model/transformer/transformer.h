@@ -84,6 +84,9 @@ class Transformer final : public Model {
   Tensor moe(const LayerWeights& w, const Tensor& x);
   void head(Stream& s, const MicroBatch& mb);
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
+  // head_norm over [rows, heads x head_dim]: each head its own weight (and, for a
+  // LayerNorm, bias when b is defined) out of w [heads x head_dim].
+  Tensor head_norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
 

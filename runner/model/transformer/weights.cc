@@ -79,7 +79,24 @@ struct Gen {
                                      bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)}));
     w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
     if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
-    if (a.attention.qk_norm) {  // per head [d], or over all heads (OLMo 2), replicated on every rank
+    if (a.attention.qk_norm && a.attention.qk_norm_per_head) {
+      // Each head its own weights, stored [heads, d] (Cohere): this rank's heads' rows.
+      const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;
+      const auto per_head = [&](const char* what, int64_t heads, int64_t begin, int64_t count, bool bias) {
+        const std::string name = layer_name(l, fmt::format("self_attn.{}", what));
+        const float lo = bias ? -0.1f : c - 0.2f, hi = bias ? 0.1f : c + 0.2f;
+        Planned p = draw(name, heads, d, begin / d, count, 0, d, lo, hi,
+                         bias ? 0.0f : static_cast<float>(a.norm.weight_offset));
+        p.shape = {count * d};  // the [count, d] block, flat (head_norm's weight is 1-D)
+        return make(p);
+      };
+      w.q_norm = per_head("q_norm.weight", a.num_attention_heads, q0, hq, false);
+      w.k_norm = per_head("k_norm.weight", a.num_key_value_heads, k0, hk, false);
+      if (a.norm.kind == spec::NormKind::kLayerNorm && a.norm.bias) {
+        w.q_norm_b = per_head("q_norm.bias", a.num_attention_heads, q0, hq, true);
+        w.k_norm_b = per_head("k_norm.bias", a.num_key_value_heads, k0, hk, true);
+      }
+    } else if (a.attention.qk_norm) {  // per head [d], or over all heads (OLMo 2), replicated on every rank
       const bool full = a.attention.qk_norm_full;
       w.q_norm = make(scale(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
       w.k_norm = make(scale(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
