@@ -66,9 +66,9 @@ void register_head_norm(OpRegistry& reg) {
     if (c.params.size() != 3) return std::string("head_norm: expected 3 params (epsilon, head_dim, kind)");
     const double hd = c.param(kHeadDim), kind = c.param(kKind);
     const int64_t n = c.arg(kInput).defined() && c.arg(kInput).dim() >= 1 ? c.arg(kInput).size(-1) : 0;
-    std::string e = util::first_error(
-        {util::check_tensor(c, d, kInput, 2), util::check_tensor(c, d, kOut, 2), util::check_tensor(c, d, kWeight, 1),
-         util::check_tensor(c, d, kBias, 1), util::check_same_dtype(c, d)});
+    std::string e = util::first_error({util::check_tensor(c, d, kInput, 2), util::check_tensor(c, d, kOut, 2),
+                                       util::check_tensor(c, d, kWeight, 1), util::check_tensor(c, d, kBias, 1),
+                                       util::check_same_dtype(c, d)});
     if (!e.empty()) return e;
     if (c.arg(kOut).shape() != c.arg(kInput).shape()) return std::string("head_norm: result and input shapes differ");
     if (!(hd >= 1) || hd != std::floor(hd) || n % static_cast<int64_t>(hd) != 0)

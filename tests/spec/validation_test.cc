@@ -141,8 +141,7 @@ const std::vector<Case>& cases() {
                              "low_freq_factor: 1.0}\n");
        },
        "position.rope_scaling.low_freq_factor", "applies only to rope_scaling type llama3", "rope_scaling:"},
-      {"PerHeadWithoutQkNorm",
-       [](std::string t) { return insert_after(t, "causal:", "  qk_norm_per_head: true\n"); },
+      {"PerHeadWithoutQkNorm", [](std::string t) { return insert_after(t, "causal:", "  qk_norm_per_head: true\n"); },
        "attention.qk_norm_per_head", "attention.qk_norm is false", "qk_norm_per_head:"},
       {"PerHeadAndFull",
        [](std::string t) {

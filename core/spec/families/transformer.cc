@@ -123,7 +123,8 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.attention.qk_norm_per_head && !a.attention.qk_norm)
     err("attention.qk_norm_per_head", "says how q and k are normalised, and attention.qk_norm is false");
   if (a.attention.qk_norm_per_head && a.attention.qk_norm_full)
-    err("attention.qk_norm_per_head", "and attention.qk_norm_full exclude each other (a norm per head, or one over all)");
+    err("attention.qk_norm_per_head",
+        "and attention.qk_norm_full exclude each other (a norm per head, or one over all)");
   if (a.attention.qk_norm_full && a.norm.kind == NormKind::kLayerNorm)
     err("attention.qk_norm_full",
         "is an RMSNorm over all heads; with norm.kind layer_norm the q/k norms are "

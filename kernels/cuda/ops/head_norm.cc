@@ -16,12 +16,12 @@ void register_cuda_head_norm(kernels::OpRegistry& reg) {
                 [](const kernels::OpCall& c) {
                   const Tensor& x = c.arg(kInput);
                   const Tensor& b = c.arg(kBias);
-                  host::check_launch(launch::head_norm(c.arg(kOut).data(), x.data(), c.arg(kWeight).data(),
-                                                       b.defined() ? b.data() : nullptr, host::elem(x, "head_norm"),
-                                                       x.size(0), x.size(1), static_cast<int64_t>(c.param(1)),
-                                                       c.param(2) != 0.0, static_cast<float>(c.param(0)),
-                                                       current_stream()),
-                                     "head_norm");
+                  host::check_launch(
+                      launch::head_norm(c.arg(kOut).data(), x.data(), c.arg(kWeight).data(),
+                                        b.defined() ? b.data() : nullptr, host::elem(x, "head_norm"), x.size(0),
+                                        x.size(1), static_cast<int64_t>(c.param(1)), c.param(2) != 0.0,
+                                        static_cast<float>(c.param(0)), current_stream()),
+                      "head_norm");
                 }});
 }
 
