@@ -51,6 +51,19 @@ std::optional<double> number_if(ConfigReader& r, const char* key) {
   return r.number(key);
 }
 
+// hidden_size, num_hidden_layers and num_attention_heads with the class defaults given,
+// as many kv heads as heads (a config class without a kv-head key), head_dim from them.
+void read_mha_shape(ConfigReader& r, Architecture& a, int64_t hidden, int64_t layers, int64_t heads) {
+  a.hidden_size = r.integer_or("hidden_size", hidden, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", layers, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", heads, limits::kHeads);
+  if (a.hidden_size % a.num_attention_heads != 0)
+    r.fail("num_attention_heads",
+           fmt::format("found {}, expected a divisor of hidden_size ({})", a.num_attention_heads, a.hidden_size));
+  a.num_key_value_heads = a.num_attention_heads;
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+}
+
 }  // namespace
 
 void partial_rope(ConfigReader& r, Architecture& a, double default_fraction, double default_theta) {
@@ -64,14 +77,7 @@ void partial_rope(ConfigReader& r, Architecture& a, double default_fraction, dou
 }
 
 void fill_gpt_neox(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer_or("hidden_size", 6144, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 44, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 64, limits::kHeads);
-  if (a.hidden_size % a.num_attention_heads != 0)
-    r.fail("num_attention_heads", fmt::format("found {}, expected a divisor of hidden_size ({})",
-                                              a.num_attention_heads, a.hidden_size));
-  a.num_key_value_heads = a.num_attention_heads;
-  a.head_dim = a.hidden_size / a.num_attention_heads;
+  read_mha_shape(r, a, 6144, 44, 64);
   a.intermediate_size = r.integer_or("intermediate_size", 24576, limits::kIntermediateSize);
   a.vocab_size = r.integer_or("vocab_size", 50432, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
@@ -122,14 +128,7 @@ void fill_phi(ConfigReader& r, Architecture& a) {
 // (interleaved per head), a squared-ReLU MLP with biases, one LayerNorm (with bias) for
 // every head of q and of k (qk_layernorm), and rope on half of each head.
 void fill_persimmon(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer_or("hidden_size", 4096, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 36, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 64, limits::kHeads);
-  if (a.hidden_size % a.num_attention_heads != 0)
-    r.fail("num_attention_heads",
-           fmt::format("found {}, expected a divisor of hidden_size ({})", a.num_attention_heads, a.hidden_size));
-  a.num_key_value_heads = a.num_attention_heads;  // PersimmonAttention has no kv-head key
-  a.head_dim = a.hidden_size / a.num_attention_heads;
+  read_mha_shape(r, a, 4096, 36, 64);  // PersimmonAttention has no kv-head key
   a.intermediate_size = r.integer_or("intermediate_size", 16384, limits::kIntermediateSize);
   a.vocab_size = r.integer_or("vocab_size", 262144, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 16384, limits::kMaxPositionEmbeddings);

@@ -57,6 +57,18 @@ Tensor cpu_logits(const spec::Architecture& a, const spec::Workload& w, const Mo
   return m->step(ids, w.seq_len, 0);
 }
 
+// Calls f(placement) for every rank of tp 2 and of tp 4.
+template <typename F>
+void for_each_tp_rank(F&& f) {
+  for (int64_t tp : {2, 4})
+    for (int64_t r = 0; r < tp; ++r) {
+      Placement p;
+      p.tp = tp;
+      p.tp_rank = r;
+      f(p);
+    }
+}
+
 double rel_l2(const Tensor& x, const Tensor& y) {
   double num = 0, den = 0;
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -72,30 +84,26 @@ TEST(Weights, TensorParallelShardsAreSlicesOfTheFullModel) {
   Placement one;
   const ModelWeights full = ModelWeights::generate(a, one, 5);
   const int64_t d = a.head_dim, q = a.num_attention_heads * d, kv = a.num_key_value_heads * d;
-  for (int64_t tp : {2, 4}) {
-    for (int64_t r = 0; r < tp; ++r) {
-      Placement p;
-      p.tp = tp;
-      p.tp_rank = r;
-      const ModelWeights part = ModelWeights::generate(a, p, 5);
-      const LayerWeights &f = full.layers[1], &s = part.layers[1];
-      const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a);
-      for (int64_t i = 0; i < hq * d; ++i)  // q rows
-        for (int64_t c : {int64_t{0}, a.hidden_size - 1}) ASSERT_EQ(at(s.qkv_w, i, c), at(f.qkv_w, r * hq * d + i, c));
-      for (int64_t i = 0; i < hk * d; ++i) {  // k and v rows (replicated when kv < tp)
-        ASSERT_EQ(at(s.qkv_w, hq * d + i, 3), at(f.qkv_w, q + k0 * d + i, 3));
-        ASSERT_EQ(at(s.qkv_w, hq * d + hk * d + i, 3), at(f.qkv_w, q + kv + k0 * d + i, 3));
-      }
-      for (int64_t c = 0; c < hq * d; ++c) ASSERT_EQ(at(s.o_w, 7, c), at(f.o_w, 7, r * hq * d + c));  // o columns
-      const int64_t il = a.intermediate_size / tp;
-      for (int64_t i = 0; i < il; ++i) {  // gate and up rows, down columns
-        ASSERT_EQ(at(s.up_w, i, 2), at(f.up_w, r * il + i, 2));
-        ASSERT_EQ(at(s.up_w, il + i, 2), at(f.up_w, a.intermediate_size + r * il + i, 2));
-        ASSERT_EQ(at(s.down_w, 5, i), at(f.down_w, 5, r * il + i));
-      }
-      EXPECT_EQ(s.attn_norm_w.span<float>()[9], f.attn_norm_w.span<float>()[9]);  // replicated
+  for_each_tp_rank([&](const Placement& p) {
+    const int64_t tp = p.tp, r = p.tp_rank;
+    const ModelWeights part = ModelWeights::generate(a, p, 5);
+    const LayerWeights &f = full.layers[1], &s = part.layers[1];
+    const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a);
+    for (int64_t i = 0; i < hq * d; ++i)  // q rows
+      for (int64_t c : {int64_t{0}, a.hidden_size - 1}) ASSERT_EQ(at(s.qkv_w, i, c), at(f.qkv_w, r * hq * d + i, c));
+    for (int64_t i = 0; i < hk * d; ++i) {  // k and v rows (replicated when kv < tp)
+      ASSERT_EQ(at(s.qkv_w, hq * d + i, 3), at(f.qkv_w, q + k0 * d + i, 3));
+      ASSERT_EQ(at(s.qkv_w, hq * d + hk * d + i, 3), at(f.qkv_w, q + kv + k0 * d + i, 3));
     }
-  }
+    for (int64_t c = 0; c < hq * d; ++c) ASSERT_EQ(at(s.o_w, 7, c), at(f.o_w, 7, r * hq * d + c));  // o columns
+    const int64_t il = a.intermediate_size / tp;
+    for (int64_t i = 0; i < il; ++i) {  // gate and up rows, down columns
+      ASSERT_EQ(at(s.up_w, i, 2), at(f.up_w, r * il + i, 2));
+      ASSERT_EQ(at(s.up_w, il + i, 2), at(f.up_w, a.intermediate_size + r * il + i, 2));
+      ASSERT_EQ(at(s.down_w, 5, i), at(f.down_w, 5, r * il + i));
+    }
+    EXPECT_EQ(s.attn_norm_w.span<float>()[9], f.attn_norm_w.span<float>()[9]);  // replicated
+  });
 }
 
 // Per-head q/k norm weights (Command R+'s, qk_norm_per_head) follow their heads: rank r
@@ -111,23 +119,18 @@ TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
   ASSERT_EQ(full.layers[0].q_norm.numel(), a.num_attention_heads * d);
   ASSERT_EQ(full.layers[0].k_norm.numel(), a.num_key_value_heads * d);
   ASSERT_TRUE(full.layers[0].q_norm_b.defined());
-  for (int64_t tp : {2, 4}) {
-    for (int64_t r = 0; r < tp; ++r) {
-      Placement p;
-      p.tp = tp;
-      p.tp_rank = r;
-      const ModelWeights part = ModelWeights::generate(a, p, 5);
-      const LayerWeights &f = full.layers[1], &s = part.layers[1];
-      const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a);
-      ASSERT_EQ(s.q_norm.numel(), hq * d);
-      ASSERT_EQ(s.k_norm.numel(), hk * d);
-      for (int64_t i = 0; i < hq * d; ++i) {
-        ASSERT_EQ(s.q_norm.span<float>()[i], f.q_norm.span<float>()[r * hq * d + i]) << "tp " << tp << " rank " << r;
-        ASSERT_EQ(s.q_norm_b.span<float>()[i], f.q_norm_b.span<float>()[r * hq * d + i]);
-      }
-      for (int64_t i = 0; i < hk * d; ++i) ASSERT_EQ(s.k_norm.span<float>()[i], f.k_norm.span<float>()[k0 * d + i]);
+  for_each_tp_rank([&](const Placement& p) {
+    const ModelWeights part = ModelWeights::generate(a, p, 5);
+    const LayerWeights &f = full.layers[1], &s = part.layers[1];
+    const int64_t hq = p.q_heads(a), hk = p.kv_heads(a), k0 = p.kv_head_begin(a), r = p.tp_rank;
+    ASSERT_EQ(s.q_norm.numel(), hq * d);
+    ASSERT_EQ(s.k_norm.numel(), hk * d);
+    for (int64_t i = 0; i < hq * d; ++i) {
+      ASSERT_EQ(s.q_norm.span<float>()[i], f.q_norm.span<float>()[r * hq * d + i]) << "tp " << p.tp << " rank " << r;
+      ASSERT_EQ(s.q_norm_b.span<float>()[i], f.q_norm_b.span<float>()[r * hq * d + i]);
     }
-  }
+    for (int64_t i = 0; i < hk * d; ++i) ASSERT_EQ(s.k_norm.span<float>()[i], f.k_norm.span<float>()[k0 * d + i]);
+  });
   // The heads' weights differ (each head its own), so a shared weight could not stand in.
   EXPECT_NE(full.layers[1].q_norm.span<float>()[0], full.layers[1].q_norm.span<float>()[d]);
 }
