@@ -84,25 +84,24 @@ class Llama:
         xf = x.float()
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype) * w
 
-    def rope(self, x, pos):  # x [B, 1, h, D]; neox halves, as the HF Llama
-        c, s = self.cos[pos].view(1, 1, 1, -1), self.sin[pos].view(1, 1, 1, -1)
+    @staticmethod
+    def rotate(x, c, s):  # neox halves, as the HF Llama; c and s broadcast over x [B, S, h, D]
         x1, x2 = x.float().chunk(2, dim=-1)
         return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
+
+    def rope(self, x, pos):  # x [B, 1, h, D] at position pos
+        return self.rotate(x, self.cos[pos].view(1, 1, 1, -1), self.sin[pos].view(1, 1, 1, -1))
 
     def prefill(self, tokens):  # tokens [B, S] int64: positions 0 .. S-1; logits of the last one
         b, n = tokens.shape
         x = F.embedding(tokens, self.embed)  # [B, S, H]
         c, s = self.cos[:n].view(1, n, 1, -1), self.sin[:n].view(1, n, 1, -1)
 
-        def rope(t):
-            t1, t2 = t.float().chunk(2, dim=-1)
-            return torch.cat([t1 * c - t2 * s, t2 * c + t1 * s], dim=-1).to(t.dtype)
-
         for l in self.layers:
             h = self.rms(x, l["n1"])
             q, k, v = F.linear(h, l["wqkv"]).split([HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM], dim=-1)
-            q = rope(q.view(b, n, HEADS, HEAD_DIM)).transpose(1, 2)
-            k = rope(k.view(b, n, KV_HEADS, HEAD_DIM)).transpose(1, 2)
+            q = self.rotate(q.view(b, n, HEADS, HEAD_DIM), c, s).transpose(1, 2)
+            k = self.rotate(k.view(b, n, KV_HEADS, HEAD_DIM), c, s).transpose(1, 2)
             v = v.view(b, n, KV_HEADS, HEAD_DIM).transpose(1, 2)
             l["k"][:, :, :n] = k
             l["v"][:, :, :n] = v

@@ -119,10 +119,12 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
   # And with cuDNN's graph without the row statistics first (FK_CUDNN_ATTENTION_FORM=plain).
   if [ -n "$base_ops" ]; then
     wait "$base_build"; echo "base fk-bench-ops build: exit $?"; tail -3 "$out/base-build.log"
-    for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
-      "$base_ops" --arch specs/architectures/llama-3.1-8b.yaml --workload "specs/workloads/$wl.yaml" "${span[@]}" \
-        >> "$out/ops-base.txt" 2>&1
-      echo "base fk-bench-ops $wl: exit $?"
+    for arch in ${FK_GPU_OPS_ARCHS:-llama-3.1-8b}; do
+      for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
+        "$base_ops" --arch "specs/architectures/$arch.yaml" --workload "specs/workloads/$wl.yaml" "${span[@]}" \
+          >> "$out/ops-base.txt" 2>&1
+        echo "base fk-bench-ops $arch $wl: exit $?"
+      done
     done
     cat "$out/ops-base.txt"
   fi

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "kernels/cuda/cudnn_api.h"
 #include "kernels/cuda/env_switch.h"
+#include "kernels/cuda/event_pair.h"
 #include "kernels/cuda/ops/scratch.h"
 
 #include <fmt/format.h>
@@ -105,9 +106,9 @@ struct Problem {
   }
   bool operator<(const Problem& o) const { return key() < o.key(); }
   std::string describe() const {
-    return fmt::format("{} b {} sq {} (from {}) skv {} hq {} hk {} d {} {}{}", elem == launch::Elem::kBF16 ? "bf16" : "fp16",
-                       batch, q_len, q_start, q_start + q_len, q_heads, kv_heads, d,
-                       causal ? "causal" : "bidirectional", window > 0 ? fmt::format(" window {}", window) : "");
+    return fmt::format("{} b {} sq {} (from {}) skv {} hq {} hk {} d {} {}{}", launch::elem_name(elem), batch, q_len,
+                       q_start, q_start + q_len, q_heads, kv_heads, d, causal ? "causal" : "bidirectional",
+                       window > 0 ? fmt::format(" window {}", window) : "");
   }
 };
 
@@ -474,12 +475,7 @@ void choose(Plan& plan, cudnnHandle_t handle, std::vector<void*>& pointers, cuda
   size_t best = 0;
   std::string tuning;
   if (plan.candidates.size() > 1 && autotune()) {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
-      cudaEventDestroy(start);
-      cuda_check(e, "cudaEventCreate");
-    }
+    const EventPair ev;
     float best_ms = std::numeric_limits<float>::infinity();
     std::string first_error;
     for (size_t i = 0; i < plan.candidates.size(); ++i) {
@@ -487,11 +483,10 @@ void choose(Plan& plan, cudnnHandle_t handle, std::vector<void*>& pointers, cuda
       float ms = 0;
       try {
         execute(handle, *cand.plan, cand.workspace, plan.uids, pointers, stream);
-        cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+        cuda_check(cudaEventRecord(ev.start, stream), "cudaEventRecord");
         for (int r = 0; r < kTuneRuns; ++r) execute(handle, *cand.plan, cand.workspace, plan.uids, pointers, stream);
-        cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-        cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-        cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        cuda_check(cudaEventRecord(ev.stop, stream), "cudaEventRecord");
+        ms = ev.elapsed_ms();
       } catch (const Error& e) {
         if (first_error.empty()) first_error = e.what();
         tuning += fmt::format("{}engine {}: failed", tuning.empty() ? "" : ", ", cand.engine);
@@ -501,8 +496,6 @@ void choose(Plan& plan, cudnnHandle_t handle, std::vector<void*>& pointers, cuda
       tuning += fmt::format("{}engine {}: {:.1f} us", tuning.empty() ? "" : ", ", cand.engine, 1e3 * ms);
       if (ms < best_ms) best_ms = ms, best = i;
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     if (!std::isfinite(best_ms)) fail(ErrorKind::kRuntime, "{}", first_error);
     tuning = fmt::format("fastest of {} configurations ({})", plan.candidates.size(), tuning);
   } else {

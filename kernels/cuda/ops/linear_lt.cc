@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/env_switch.h"
+#include "kernels/cuda/event_pair.h"
 
 #include <cublasLt.h>
 #include <fmt/format.h>
@@ -41,18 +42,6 @@ cudaDataType_t data_type(launch::Elem elem) {
     case launch::Elem::kBF16: return CUDA_R_16BF;
   }
   fail(ErrorKind::kInternal, "linear: unknown element type");
-}
-
-const char* elem_name(launch::Elem elem) {
-  switch (elem) {
-    case launch::Elem::kF32:
-      return "f32";
-    case launch::Elem::kF16:
-      return "f16";
-    case launch::Elem::kBF16:
-      return "bf16";
-  }
-  return "?";
 }
 
 // Largest power of two up to 256 dividing the address: what the heuristic may assume.
@@ -189,23 +178,6 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    FK_CUDA_CHECK(cudaEventCreate(&start));
-    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
-      cudaEventDestroy(start);
-      FK_CUDA_CHECK(e);
-    }
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
 // Times each offered configuration on this call's own buffers: one untimed call, then
 // kMinTuneRuns to kMaxTuneRuns calls (as many as fill about a millisecond), each after a
 // memset of twice the L2 (the weights come from memory, as they do when a model runs)
@@ -219,11 +191,10 @@ struct EventPair {
 // heuristic's first is kept: tuning never makes a call fail.
 std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicResult_t>& offered,
                                     cublasLtHandle_t handle, const Descriptors& desc, void* out, const void* x,
-                                    const void* w, void* workspace, cudaStream_t stream) {
+                                    const void* w, void* workspace, int device, cudaStream_t stream) {
   constexpr int kMinTuneRuns = 5, kMaxTuneRuns = 25;
   constexpr float kTuneMargin = 0.02f, kTuneBudgetMs = 1.0f;
-  int device = 0, l2 = 0;
-  FK_CUDA_CHECK(cudaGetDevice(&device));
+  int l2 = 0;
   FK_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   const size_t flush_bytes = std::max<size_t>(2 * static_cast<size_t>(l2), size_t{64} << 20);
   FK_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -254,9 +225,7 @@ std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicRes
       FK_CUDA_CHECK(cudaEventRecord(ev.start, stream));
       status = call();
       FK_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-      FK_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-      float ms = 0;
-      FK_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+      const float ms = ev.elapsed_ms();
       times.push_back(ms);
       if (r == 0 && ms > 0)
         runs = std::clamp(static_cast<int>(std::ceil(kTuneBudgetMs / ms)), kMinTuneRuns, kMaxTuneRuns);
@@ -352,7 +321,7 @@ void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias,
       } else if (!tune_on) {
         settle(c, 0, fmt::format("the heuristic's first of {} (FK_CUBLASLT_AUTOTUNE=0)", c.offered.size()));
       } else {
-        c.tuning = fmt::format("the heuristic's first of {}, not yet timed (first seen in a stream capture)",
+        c.tuning = fmt::format("the heuristic's first of {}, not yet timed (at the first call outside a capture)",
                                c.offered.size());
       }
       it = state_->choices.emplace(key, std::move(c)).first;
@@ -362,7 +331,7 @@ void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias,
   // Tuned at the problem's first call outside a stream capture (a captured call keeps
   // the heuristic's first until then).
   if (!choice.tuned && !capturing(stream)) {
-    auto [best, tuning] = tune(choice.offered, dev.handle, desc, out, x, w, dev.workspace, stream);
+    auto [best, tuning] = tune(choice.offered, dev.handle, desc, out, x, w, dev.workspace, device, stream);
     settle(choice, best, std::move(tuning));
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->choices[key] = choice;
@@ -386,8 +355,8 @@ std::vector<std::string> LinearLt::plans() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   std::vector<std::string> out;
   for (const auto& [key, c] : state_->choices)
-    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, elem_name(key.elem), key.m, key.n, key.k,
-                              key.bias ? " +bias" : "", describe_choice(key, c)));
+    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, launch::elem_name(key.elem), key.m, key.n,
+                              key.k, key.bias ? " +bias" : "", describe_choice(key, c)));
   return out;
 }
 
