@@ -26,6 +26,8 @@
 // or why declined), and its cuBLASLt problems (the configuration kept, and the time of
 // each one tried).
 //
+// A fused_moe row is followed by cuBLASLt's time for the same FLOPs as dense GEMMs.
+//
 // The %size column compares each op with a copy moving as many bytes, timed the same way
 // (flushed, busy time or window): a figure of what the op loses beyond a transfer's own fixed
 // costs at that size.
@@ -180,6 +182,33 @@ int run(int argc, char** argv) {
                  shape, t * 1e6, bytes / 1e6, bytes / t / 1e9, 100 * bytes / t / copy_bw,
                  copy_same > 0 ? fmt::format("{:.1f}%", 100 * copy_same / t) : "", flops / t / 1e12,
                  tracer ? fmt::format(" {:>10.2f} {:>10.2f} {:>5}", span * 1e6, window * 1e6, most_acts) : "");
+      // fused_moe against cuBLASLt doing the same FLOPs as two dense GEMMs over all the
+      // (token, slot) pairs: [pairs, H] x [H, 2 I] and [pairs, I] x [I, H] (the linear
+      // baseline, timed the same way). The ratio is prefill's yardstick; at decode sizes
+      // the op is bound by the chosen experts' weights (its %copy column).
+      double dense = 0;
+      if (inst.op == "fused_moe" && *kind == DeviceKind::kCuda) {
+        const int64_t pairs = inst.shape.dim("tokens") * inst.shape.dim("k"), h = inst.shape.dim("hidden"),
+                      inter = inst.shape.dim("inter");
+        std::string parts;
+        for (const auto& [in, out_features] : {std::pair{h, 2 * inter}, std::pair{inter, h}}) {
+          runner::InstanceRecord ref;
+          ref.op = "linear";
+          ref.role = "moe.dense_reference";
+          ref.shape = kernels::OpShape{{{"tokens", pairs}, {"in", in}, {"out", out_features}, {"bias", 0}}, {}};
+          ref.dtype = inst.dtype;
+          ref.measured = true;
+          const auto rt = runner::kernel_instance_time(*backend, nullptr, ref, o);
+          const double rt_s =
+              tracer ? rt.measure.subjects[0].busy_summary.median : rt.measure.subjects[0].summary.median;
+          dense += rt_s;
+          parts += fmt::format("{}[{}, {}] x [{}, {}] {:.2f} us", parts.empty() ? "" : " + ", pairs, in, in,
+                               out_features, rt_s * 1e6);
+        }
+        fmt::print(
+            "{:<20} {:<22} cuBLASLt, the same FLOPs dense: {} = {:.2f} us, {:.1f} TFLOP/s; fused_moe at {:.1f}%\n", "",
+            "", parts, dense * 1e6, flops / dense / 1e12, 100 * dense / t);
+      }
       if (tracer) {
         std::string names;
         for (const auto& n : m.subjects[0].device_names) names += (names.empty() ? "" : "; ") + n;
@@ -191,6 +220,7 @@ int run(int argc, char** argv) {
                               {"p90_s", figures.p90}, {"bytes", bytes}, {"flops", flops},
                               {"impl", timing.impl->name},       {"copy_bw", copy_bw}, {"sets", m.sets}};
         if (copy_same > 0) row["copy_same_size_s"] = copy_same;
+        if (dense > 0) row["dense_reference_s"] = dense;
         if (tracer) {
           row["window_s"] = window;
           row["device_span_s"] = span;

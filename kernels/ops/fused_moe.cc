@@ -177,7 +177,26 @@ void register_fused_moe(OpRegistry& reg) {
     return 6.0 * static_cast<double>(c.arg(kIds).numel()) * static_cast<double>(c.arg(kHidden).size(1)) *
            static_cast<double>(c.arg(kW13).size(1) / 2);
   };
-  d.bytes = util::bytes_of;
+  // An expert no token chose is not read: with the ids readable here (host tensors, as
+  // the kernel stage's are) only the chosen experts' weights count, the floor a decode
+  // step's batch sets. Ids on a device cannot be read without a sync: every expert counts.
+  d.bytes = [](const OpCall& c) {
+    const double all = util::bytes_of(c);
+    const Tensor& ids = c.arg(kIds);
+    const int64_t e = c.arg(kW13).size(0);
+    if (ids.device().kind != DeviceKind::kCpu || e == 0) return all;
+    std::vector<char> chosen(static_cast<size_t>(e), 0);
+    int64_t touched = 0;
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      const int32_t x = ids.data_as<int32_t>()[i];
+      if (x >= 0 && x < e && !chosen[static_cast<size_t>(x)]) {
+        chosen[static_cast<size_t>(x)] = 1;
+        ++touched;
+      }
+    }
+    const double per_expert = static_cast<double>(c.arg(kW13).nbytes() + c.arg(kW2).nbytes()) / static_cast<double>(e);
+    return all - static_cast<double>(e - touched) * per_expert;
+  };
   reg.add(d);
   reg.add_impl({"fused_moe", "cpu", DeviceKind::kCpu, nullptr, [](const OpCall& c) {
                   cpu::dispatch_float(c.arg(kHidden).dtype(), [&](auto tag) { fused_moe_cpu<decltype(tag)>(c); });

@@ -118,6 +118,13 @@ std::vector<Case> cases() {
   add("topk_softmax", {{"tokens", 5}, {"experts", 128}, {"k", 8}}, {0});
   add("fused_moe", {{"tokens", 7}, {"hidden", 64}, {"experts", 4}, {"inter", 48}, {"k", 2}}, {0});
   add("fused_moe", {{"tokens", 5}, {"hidden", 33}, {"experts", 8}, {"inter", 20}, {"k", 3}}, {1});
+  // The CUDA tensor-core path (fp16/bf16, H and I multiples of 8) at each tile height:
+  // 64-row tiles with partial gate/up and down column blocks; 128-row tiles over a K that
+  // wraps the copy pipeline; 16-row decode tiles whose down GEMM splits K (its partial
+  // sums added by the combine).
+  add("fused_moe", {{"tokens", 300}, {"hidden", 256}, {"experts", 8}, {"inter", 160}, {"k", 2}}, {0});
+  add("fused_moe", {{"tokens", 400}, {"hidden", 512}, {"experts", 4}, {"inter", 136}, {"k", 2}}, {2});
+  add("fused_moe", {{"tokens", 3}, {"hidden", 256}, {"experts", 16}, {"inter", 2048}, {"k", 2}}, {1});
   add("add", {{"elements", 1001}}, {});
   add("scale", {{"elements", 517}}, {8.0});
   add("softcap", {{"elements", 517}}, {30.0});
@@ -233,6 +240,25 @@ TEST(OpsCompare, DetectsWrongOutputs) {
   EXPECT_FALSE(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).passed);
   out.data_as<uint16_t>()[0] = 0x7fc0;  // NaN
   EXPECT_EQ(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).nan, 1);
+}
+
+// fused_moe's bytes are those a call must move: the weights of the experts its tokens
+// chose, not every expert's (the floor of a decode step).
+TEST(OpsBytes, FusedMoeCountsTheChosenExpertsOnly) {
+  register_builtin_ops();
+  const OpDef& def = OpRegistry::global().def("fused_moe");
+  const OpShape shape{{{"tokens", 2}, {"hidden", 16}, {"experts", 8}, {"inter", 8}, {"k", 2}}, {0}};
+  OpCall call = def.make(shape, DType::kF32, RngStream(5, "moe"));
+  std::set<int32_t> chosen;
+  for (int64_t i = 0; i < call.args[5].numel(); ++i) chosen.insert(call.args[5].data_as<int32_t>()[i]);
+  ASSERT_GE(chosen.size(), 2u);
+  double all = 0;
+  for (const auto& t : call.args) all += static_cast<double>(t.nbytes());
+  const double per_expert = static_cast<double>(2 * 8 * 16 + 16 * 8) * 4;
+  EXPECT_DOUBLE_EQ(def.bytes(call), all - static_cast<double>(8 - chosen.size()) * per_expert);
+  // Every token choosing the same two experts: six experts' weights are not read.
+  for (int64_t i = 0; i < call.args[5].numel(); ++i) call.args[5].data_as<int32_t>()[i] = static_cast<int32_t>(i % 2);
+  EXPECT_DOUBLE_EQ(def.bytes(call), all - 6 * per_expert);
 }
 
 }  // namespace

@@ -1,17 +1,26 @@
 // CUDA fused_moe baseline, in the CPU baseline's steps and rounding points:
 //   1. routing: count the (token, slot) pairs per expert, lay them out grouped by
 //      expert (pos_of[pair] = row in that layout) and cut each expert's rows into
-//      tiles of kBM (one thread plans the tiles: E + tiles steps);
+//      tiles of BM rows (one thread plans the tiles: E + tiles steps);
 //   2. gate/up GEMM per tile, fp32 accumulation; mid = act(gate) * up rounded to the
 //      element type (the CPU's one intermediate rounding), stored [pairs, I];
-//   3. down GEMM per tile, y = mid @ w2[e]^T kept in fp32, stored [pairs, H];
-//   4. combine: out[t] = round(sum over slots of topk_weights * y), fp32, each output
-//      element summed by one thread in slot order (deterministic, no atomics).
-// The GEMMs share one tiled kernel (kBM x kBN outputs per block, K in steps of kBK
-// through shared memory as fp32). Every step is enqueued on one stream; nothing syncs.
+//   3. down GEMM per tile, y = mid @ w2[e]^T kept in fp32, stored [splits, pairs, H]
+//      (split s: the partial sum over its share of I; one split but on the tensor-core
+//      path at decode sizes);
+//   4. combine: out[t] = round(sum over slots of topk_weights * (sum over splits of y)),
+//      fp32, each output element summed by one thread in slot order (deterministic, no
+//      atomics).
+// fp16/bf16 with H and I multiples of 8 on sm_80+ take the tensor-core grouped GEMMs of
+// fused_moe_mma.cu (BM 16, 64 or 128 by the expected rows per expert). Otherwise (fp32,
+// odd sizes, older GPUs) both GEMMs are one tiled SIMT kernel: kBM x kBN outputs per
+// block, K in steps of kBK through shared memory as fp32. Every step is enqueued on one
+// stream; nothing syncs.
+#include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/elem.cuh"
+#include "kernels/cuda/ops/fused_moe.cuh"
 #include "kernels/cuda/ops/fused_moe_launch.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace fk::cuda {
@@ -20,15 +29,48 @@ namespace {
 constexpr int kBM = 32, kBN = 64, kBK = 32, kGemmThreads = 256;  // 2 x 4 outputs per thread
 constexpr int kBlock = 256;                                         // threads of the simple kernels
 
+// How a call runs: the tensor-core path (tile rows bm, the down GEMM's K splits) or the
+// SIMT one (tile rows kBM, one split). Shapes alone decide, but for the device's
+// compute capability and SM count; the launch falls back to SIMT for unaligned pointers,
+// which needs no more scratch.
+struct Plan {
+  bool mma = false;
+  int bm = kBM;
+  int splits = 1;
+};
+
+Plan plan_of(launch::Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk) {
+  Plan p;
+  if (elem == launch::Elem::kF32 || hidden % 8 != 0 || inter % 8 != 0) return p;
+  const AttentionDevice dev = attention_device();
+  if (dev.major < 8) return p;
+  p.mma = true;
+  const int64_t pairs = tokens * topk;
+  const double rows_per_expert = static_cast<double>(pairs) / static_cast<double>(experts);
+  p.bm = rows_per_expert <= 24 ? 16 : rows_per_expert <= 96 ? 64 : 128;
+  // The down GEMM has H / 128 column blocks per tile; at decode sizes (a few tiles) that
+  // leaves SMs idle, so K is split until about two blocks per SM are expected.
+  const int64_t tiles = std::max((pairs + p.bm - 1) / p.bm, std::min(experts, pairs));
+  const int64_t blocks = std::max<int64_t>(1, tiles * ((hidden + moe::kMmaBlockCols - 1) / moe::kMmaBlockCols));
+  const int64_t want = (2 * std::max(dev.sms, 1) + blocks - 1) / blocks;
+  const int64_t most = std::max<int64_t>(1, (inter + 31) / 32 / 8);  // at least 8 K steps a split
+  p.splits = static_cast<int>(std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 16)));
+  return p;
+}
+
+// Tiles of `bm` rows there can be at most: sum over experts of ceil(count / bm).
+int64_t max_tiles_of(int64_t pairs, int64_t experts, int bm) { return (pairs + experts * (bm - 1)) / bm; }
+
 struct Layout {
-  int64_t pairs, max_tiles;
+  int64_t pairs, max_tiles;  // max_tiles: for the smallest tile (16 rows), so any path fits
   size_t counts, cursor, offsets, num_tiles, tile_expert, tile_row0, tile_rows, pos_of, sorted, mid, y, total;
 };
 
-Layout layout_of(size_t elem_size, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk) {
+Layout layout_of(size_t elem_size, const Plan& plan, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
+                 int64_t topk) {
   Layout l{};
   l.pairs = tokens * topk;
-  l.max_tiles = (l.pairs + experts * (kBM - 1)) / kBM;  // >= sum over experts of ceil(count / kBM)
+  l.max_tiles = max_tiles_of(l.pairs, experts, std::min(plan.bm, kBM));
   size_t off = 0;
   const auto take = [&](size_t bytes) {
     const size_t at = off;
@@ -46,7 +88,8 @@ Layout layout_of(size_t elem_size, int64_t tokens, int64_t hidden, int64_t exper
   l.pos_of = take(ints(l.pairs));
   l.sorted = take(ints(l.pairs));
   l.mid = take(static_cast<size_t>(l.pairs) * static_cast<size_t>(inter) * elem_size);
-  l.y = take(static_cast<size_t>(l.pairs) * static_cast<size_t>(hidden) * sizeof(float));
+  l.y = take(static_cast<size_t>(plan.splits) * static_cast<size_t>(l.pairs) * static_cast<size_t>(hidden) *
+             sizeof(float));
   l.total = off;
   return l;
 }
@@ -69,17 +112,17 @@ __global__ void route_count(const int32_t* __restrict__ ids, int64_t pairs, int 
   }
 }
 
-// One thread: exclusive prefix sum of the counts and the tile list.
-__global__ void route_plan(const int32_t* __restrict__ counts, int experts, int32_t* __restrict__ offsets,
+// One thread: exclusive prefix sum of the counts and the list of tiles of bm rows.
+__global__ void route_plan(const int32_t* __restrict__ counts, int experts, int bm, int32_t* __restrict__ offsets,
                            int32_t* __restrict__ tile_expert, int32_t* __restrict__ tile_row0,
                            int32_t* __restrict__ tile_rows, int32_t* __restrict__ num_tiles) {
   int32_t row = 0, tiles = 0;
   for (int e = 0; e < experts; ++e) {
     offsets[e] = row;
-    for (int32_t r = 0; r < counts[e]; r += kBM) {
+    for (int32_t r = 0; r < counts[e]; r += bm) {
       tile_expert[tiles] = e;
       tile_row0[tiles] = row + r;
-      tile_rows[tiles] = counts[e] - r < kBM ? counts[e] - r : kBM;
+      tile_rows[tiles] = counts[e] - r < bm ? counts[e] - r : bm;
       ++tiles;
     }
     row += counts[e];
@@ -101,12 +144,6 @@ __global__ void route_fill(const int32_t* __restrict__ ids, int64_t pairs, int e
       pos_of[i] = -1;
     }
   }
-}
-
-__device__ __forceinline__ float activate(int kind, float x) {
-  if (kind == 0) return x / (1.f + expf(-x));
-  if (kind == 1) return 0.5f * x * (1.f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-  return 0.5f * x * (1.f + erff(x / 1.41421356237f));
 }
 
 struct GemmArgs {
@@ -188,7 +225,8 @@ __global__ void __launch_bounds__(kGemmThreads)
       for (int c = 0; c < 2; ++c) {
         const int64_t j = n0 + tx + 16 * c;
         if (j < g.n)
-          static_cast<T*>(dst)[pos * g.n + j] = dev::from_f32<T>(activate(g.activation, acc[r][c]) * acc[r][c + 2]);
+          static_cast<T*>(dst)[pos * g.n + j] =
+              dev::from_f32<T>(moe::activate(g.activation, acc[r][c]) * acc[r][c + 2]);
       }
     } else {
 #pragma unroll
@@ -202,14 +240,20 @@ __global__ void __launch_bounds__(kGemmThreads)
 
 template <typename T>
 __global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, const float* __restrict__ tw,
-                            const int32_t* __restrict__ pos_of, int64_t tokens, int64_t hidden, int64_t topk) {
+                            const int32_t* __restrict__ pos_of, int64_t tokens, int64_t hidden, int64_t topk,
+                            int splits) {
+  const size_t slice = static_cast<size_t>(tokens * topk) * static_cast<size_t>(hidden);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < tokens * hidden;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t t = i / hidden, q = i % hidden;
     float acc = 0.f;
     for (int64_t s = 0; s < topk; ++s) {
       const int32_t pos = pos_of[t * topk + s];
-      if (pos >= 0) acc += tw[t * topk + s] * y[static_cast<size_t>(pos) * hidden + q];
+      if (pos < 0) continue;
+      const float* v = y + static_cast<size_t>(pos) * hidden + q;
+      float sum = v[0];
+      for (int sp = 1; sp < splits; ++sp) sum += v[sp * slice];
+      acc += tw[t * topk + s] * sum;
     }
     out[i] = dev::from_f32<T>(acc);
   }
@@ -223,33 +267,52 @@ struct FusedMoe {
     if (trivial(tokens, hidden, experts, inter, topk))
       return tokens * hidden == 0 ? cudaSuccess
                                   : cudaMemsetAsync(out, 0, static_cast<size_t>(tokens * hidden) * sizeof(T), stream);
-    const Layout l = layout_of(sizeof(T), tokens, hidden, experts, inter, topk);
-    if (workspace == nullptr || l.pairs > INT_MAX || experts > INT_MAX || l.max_tiles > INT_MAX ||
-        (inter + kBN / 2 - 1) / (kBN / 2) > 65535 || (hidden + kBN - 1) / kBN > 65535)
+    const Plan plan = plan_of(dev::elem_of<T>, tokens, hidden, experts, inter, topk);
+    const Layout l = layout_of(sizeof(T), plan, tokens, hidden, experts, inter, topk);
+    if (workspace == nullptr || l.pairs > INT_MAX || experts > INT_MAX || l.max_tiles > INT_MAX)
       return cudaErrorInvalidValue;
     char* ws = static_cast<char*>(workspace);
     const auto at = [&](size_t off) { return reinterpret_cast<int32_t*>(ws + off); };
+    T* mid = reinterpret_cast<T*>(ws + l.mid);
+    float* y = reinterpret_cast<float*>(ws + l.y);
+    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool mma = plan.mma && aligned(x) && aligned(w13) && aligned(w2) && aligned(mid);
+    const int bm = mma ? plan.bm : kBM;
+    if (!mma && ((inter + kBN / 2 - 1) / (kBN / 2) > 65535 || (hidden + kBN - 1) / kBN > 65535))
+      return cudaErrorInvalidValue;
     // counts and cursor are adjacent: one memset zeroes both.
     cudaError_t err = cudaMemsetAsync(ws + l.counts, 0, l.offsets - l.counts, stream);
     if (err != cudaSuccess) return err;
     const int e = static_cast<int>(experts);
     route_count<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.counts));
-    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, at(l.offsets), at(l.tile_expert), at(l.tile_row0),
+    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, bm, at(l.offsets), at(l.tile_expert), at(l.tile_row0),
                                     at(l.tile_rows), at(l.num_tiles));
     route_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.offsets), at(l.cursor),
                                                            at(l.sorted), at(l.pos_of));
-    GemmArgs g{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles), at(l.sorted), hidden, inter,
-               topk, activation};
-    T* mid = reinterpret_cast<T*>(ws + l.mid);
-    float* y = reinterpret_cast<float*>(ws + l.y);
-    const dim3 grid1(static_cast<unsigned>(l.max_tiles), static_cast<unsigned>((inter + kBN / 2 - 1) / (kBN / 2)));
-    moe_gemm<T, true><<<grid1, kGemmThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w13), mid, g);
-    g.k = inter;
-    g.n = hidden;
-    const dim3 grid2(static_cast<unsigned>(l.max_tiles), static_cast<unsigned>((hidden + kBN - 1) / kBN));
-    moe_gemm<T, false><<<grid2, kGemmThreads, 0, stream>>>(mid, static_cast<const T*>(w2), y, g);
+    const int64_t tiles = max_tiles_of(l.pairs, experts, bm);
+    if (mma) {
+      const moe::Route route{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles), at(l.sorted)};
+      err = moe::mma_gemm(dev::elem_of<T>, true, bm,
+                          moe::MmaGemm{x, w13, mid, route, hidden, inter, topk, l.pairs, tiles, activation, 1}, stream);
+      if (err != cudaSuccess) return err;
+      err = moe::mma_gemm(dev::elem_of<T>, false, bm,
+                          moe::MmaGemm{mid, w2, y, route, inter, hidden, topk, l.pairs, tiles, activation, plan.splits},
+                          stream);
+      if (err != cudaSuccess) return err;
+    } else {
+      GemmArgs g{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles),
+                 at(l.sorted),      hidden,          inter,           topk,
+                 activation};
+      const dim3 grid1(static_cast<unsigned>(tiles), static_cast<unsigned>((inter + kBN / 2 - 1) / (kBN / 2)));
+      moe_gemm<T, true>
+          <<<grid1, kGemmThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w13), mid, g);
+      g.k = inter;
+      g.n = hidden;
+      const dim3 grid2(static_cast<unsigned>(tiles), static_cast<unsigned>((hidden + kBN - 1) / kBN));
+      moe_gemm<T, false><<<grid2, kGemmThreads, 0, stream>>>(mid, static_cast<const T*>(w2), y, g);
+    }
     moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(static_cast<T*>(out), y, tw, at(l.pos_of),
-                                                                       tokens, hidden, topk);
+                                                                       tokens, hidden, topk, mma ? plan.splits : 1);
     return cudaGetLastError();
   }
 };
@@ -261,7 +324,9 @@ size_t elem_size(launch::Elem elem) { return elem == launch::Elem::kF32 ? 4 : 2;
 size_t launch::fused_moe_workspace_bytes(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
                                          int64_t topk) {
   if (trivial(tokens, hidden, experts, inter, topk)) return 0;
-  return layout_of(elem_size(elem), tokens, hidden, experts, inter, topk).total;
+  return layout_of(elem_size(elem), plan_of(elem, tokens, hidden, experts, inter, topk), tokens, hidden, experts, inter,
+                   topk)
+      .total;
 }
 
 cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* w13, const void* w2,
