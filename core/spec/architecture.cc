@@ -26,6 +26,10 @@ int64_t Architecture::rotary_dim() const {
   return static_cast<int64_t>(std::llround(static_cast<double>(head_dim) * position.partial_rotary_factor));
 }
 
+bool Architecture::qk_norm_has_bias() const {
+  return attention.qk_norm && norm.kind == NormKind::kLayerNorm && attention.qk_norm_bias.value_or(norm.bias);
+}
+
 double Architecture::attention_scale() const {
   if (attention.scale) return *attention.scale;
   const double d = attention.query_pre_attn_scalar ? *attention.query_pre_attn_scalar

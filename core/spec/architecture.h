@@ -48,6 +48,10 @@ struct AttentionSpec {
   // With qk_norm: each head has its own weight (and bias): weights of num_heads x head_dim
   // for q and num_key_value_heads x head_dim for k (Cohere's use_qk_norm), not one shared.
   bool qk_norm_per_head = false;
+  // With qk_norm and norm.kind layernorm: whether the q/k LayerNorms add a bias. Unset:
+  // as the model's norms do (norm.bias). StableLM's per-head q/k LayerNorms have none
+  // while its other LayerNorms do.
+  std::optional<bool> qk_norm_bias;
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
   std::optional<double> scale;                  // the softmax scale itself (Granite attention_multiplier)
   bool operator==(const AttentionSpec&) const = default;
@@ -190,6 +194,9 @@ struct Architecture {
   bool layer_is_moe(int64_t layer) const;
   int64_t rotary_dim() const;
   double attention_scale() const;
+  // Whether the q/k norms (attention.qk_norm) add a bias: LayerNorms with
+  // attention.qk_norm_bias, or norm.bias where that is unset.
+  bool qk_norm_has_bias() const;
   // "MHA", "GQA" or "MQA".
   std::string attention_kind() const;
 };

@@ -66,6 +66,7 @@ void read_attention(MapReader& r, AttentionSpec& a) {
   r.boolean("qk_norm", a.qk_norm, Need::kOptional);
   r.boolean("qk_norm_full", a.qk_norm_full, Need::kOptional);
   r.boolean("qk_norm_per_head", a.qk_norm_per_head, Need::kOptional);
+  if (bool bias = false; r.boolean("qk_norm_bias", bias, Need::kOptional)) a.qk_norm_bias = bias;
   r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, limits::kQueryPreAttnScalar);
   r.optional_number("scale", a.scale, Need::kOptional, limits::kAttentionScale);
 }
@@ -287,6 +288,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("attention.qk_norm", a.attention.qk_norm ? "true" : "false");
   add("attention.qk_norm_full", a.attention.qk_norm_full ? "true" : "false");
   add("attention.qk_norm_per_head", a.attention.qk_norm_per_head ? "true" : "false");
+  add("attention.qk_norm_bias", a.qk_norm_has_bias() ? "true" : "false");
   add("attention.logit_softcap", a.attention.logit_softcap ? "set" : "unset");
   add("attention.sliding_window", a.attention.sliding_window ? "set" : "unset");
   add("attention.scale", a.attention.scale ? "set" : "unset");

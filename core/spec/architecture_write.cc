@@ -50,6 +50,7 @@ void write_attention(YAML::Emitter& e, const AttentionSpec& at) {
   kv(e, "qk_norm", at.qk_norm);
   if (at.qk_norm_full) kv(e, "qk_norm_full", true);
   if (at.qk_norm_per_head) kv(e, "qk_norm_per_head", true);
+  if (at.qk_norm_bias) kv(e, "qk_norm_bias", *at.qk_norm_bias);
   kv_float(e, "query_pre_attn_scalar", at.query_pre_attn_scalar);
   if (at.scale) kv_float(e, "scale", *at.scale);
   e << EndMap;

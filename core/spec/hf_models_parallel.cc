@@ -181,7 +181,8 @@ void fill_gptj(ConfigReader& r, Architecture& a) {
 // StableLM (StableLmForCausalLM): LayerNorm with bias, a gated SiLU MLP without bias,
 // rope on the first partial_rotary_factor (default 0.25) of each head, q/k/v bias from
 // use_qkv_bias; use_parallel_residual makes the one input_layernorm feed attention and
-// MLP side by side (StableLmDecoderLayer then has no post_attention_layernorm).
+// MLP side by side (StableLmDecoderLayer then has no post_attention_layernorm);
+// qk_layernorm normalises each q and k head with its own bias-free LayerNorm.
 void fill_stablelm(ConfigReader& r, Architecture& a) {
   read_decoder_core(
       r, a,
@@ -192,8 +193,12 @@ void fill_stablelm(ConfigReader& r, Architecture& a) {
       r.boolean_or("use_parallel_residual", false) ? NormPlacement::kParallelShared : NormPlacement::kPre;
   a.attention.qkv_bias = r.boolean_or("use_qkv_bias", false);
   a.attention.out_bias = false;
-  if (r.boolean_or("qk_layernorm", false))
-    r.fail("qk_layernorm", "found true, expected false (per-head LayerNorm of q and k is not supported)");
+  // qk_layernorm: a LayerNorm without bias of each q and k head, each head its own
+  // weight (StableLmLayerNormPerHead, one nn.LayerNorm a head).
+  if (r.boolean_or("qk_layernorm", false)) {
+    a.attention.qk_norm = a.attention.qk_norm_per_head = true;
+    a.attention.qk_norm_bias = false;
+  }
   set_layer_pattern(r, a, std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers), LayerType::kFull),
                     std::nullopt, "sliding_window");
   partial_rope(r, a, 0.25);  // StableLmConfig's partial_rotary_factor

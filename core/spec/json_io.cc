@@ -186,6 +186,7 @@ Json to_json(const Architecture& a) {
   if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
   if (a.attention.qk_norm_full) j["attention"]["qk_norm_full"] = true;
   if (a.attention.qk_norm_per_head) j["attention"]["qk_norm_per_head"] = true;
+  if (a.attention.qk_norm_bias) j["attention"]["qk_norm_bias"] = *a.attention.qk_norm_bias;
   if (a.head.bias) j["head"]["bias"] = true;
   if (a.head.logit_scale) j["head"]["logit_scale"] = *a.head.logit_scale;
   if (a.attention.scale) j["attention"]["scale"] = *a.attention.scale;
@@ -240,6 +241,7 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.attention.qk_norm = at.at("qk_norm").boolean();
   a.attention.qk_norm_full = at.has("qk_norm_full") && at.at("qk_norm_full").boolean();
   a.attention.qk_norm_per_head = at.has("qk_norm_per_head") && at.at("qk_norm_per_head").boolean();
+  if (at.has("qk_norm_bias")) a.attention.qk_norm_bias = at.at("qk_norm_bias").boolean();
   a.attention.query_pre_attn_scalar = opt_f64(at, "query_pre_attn_scalar");
   a.attention.scale = opt_f64(at, "scale");
   const JsonIn n = in.at("norm");

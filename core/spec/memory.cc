@@ -28,14 +28,14 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   int64_t p = h * (q + 2 * kv) + q * h;
   if (a.attention.qkv_bias) p += q + 2 * kv;
   if (a.attention.out_bias) p += h;
-  if (a.attention.qk_norm) {  // LayerNorms have a bias too
-    const int64_t with_bias = a.norm.kind == NormKind::kLayerNorm && a.norm.bias ? 2 : 1;
+  if (a.attention.qk_norm) {  // LayerNorms may have a bias too
+    const int64_t with_bias = a.qk_norm_has_bias() ? 2 : 1;
     if (a.attention.qk_norm_full)
       p += (a.num_attention_heads + a.num_key_value_heads) * hd;
     else if (a.attention.qk_norm_per_head)  // this rank's heads' own weights
       p += with_bias * (q + kv);
     else
-      p += (a.norm.kind == NormKind::kLayerNorm ? 2 : 1) * 2 * hd;
+      p += with_bias * 2 * hd;
   }
   const int64_t norm_params = a.norm.kind == NormKind::kLayerNorm ? 2 * h : h;
   const auto placement = a.norm.placement;

@@ -59,6 +59,7 @@ std::string CheckpointWeights::resolve(const std::string& canonical, const Tenso
 Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t cols, int64_t r0, int64_t nr,
                                 int64_t c0, int64_t nc, float, float) const {
   const TensorRef ref = map_.locate(name, arch_);
+  if (ref.per_row) return per_row_block(name, ref, cols, r0, nr, c0, nc);
   const std::string src = resolve(name, ref);
   const SafetensorsFile& f = ckpt_->file_of(src);
   const SafetensorsEntry& e = f.entry(src);
@@ -98,6 +99,29 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
   float* o = out.data_as<float>();
   for (int64_t i = 0; i < nc; ++i)
     for (int64_t j = 0; j < nr; ++j) o[j * nc + i] = in[i * nr + j];
+  return out;
+}
+
+Tensor CheckpointWeights::per_row_block(const std::string& name, const TensorRef& ref, int64_t cols, int64_t r0,
+                                        int64_t nr, int64_t c0, int64_t nc) const {
+  const size_t at = ref.name.find("{}");
+  if (at == std::string::npos || ref.transpose || ref.group > 0 || ref.stack > 0 || ref.total > 0)
+    fail(ErrorKind::kInternal, "checkpoint map of {}: a per-row tensor of {} must name '{{}}' and nothing else", name,
+         map_.model_type);
+  Tensor out = Tensor::empty(DType::kF32, {nr, nc});
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    TensorRef row = ref;
+    row.name = ref.name.substr(0, at) + std::to_string(r) + ref.name.substr(at + 2);
+    const std::string src = resolve(name, row);
+    const SafetensorsEntry& e = ckpt_->file_of(src).entry(src);
+    if (!dtype_is_float(e.dtype) || e.shape != std::vector<int64_t>{cols})
+      fail(ErrorKind::kInvalidArgument,
+           "checkpoint {}: tensor '{}' (row {} of {}) is {} {}, but the architecture ({}) needs {} (a float tensor)",
+           ckpt_->path(), src, r, name, shape_str(e.shape), safetensors_dtype_name(e.dtype),
+           arch_.name.empty() ? arch_.model_type : arch_.name, shape_str({cols}));
+    const Tensor part = ckpt_->file_of(src).read_block(src, 0, 1, c0, nc);
+    std::memcpy(out.data_as<float>() + (r - r0) * nc, part.data(), part.nbytes());
+  }
   return out;
 }
 

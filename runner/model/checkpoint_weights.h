@@ -39,6 +39,10 @@ struct TensorRef {
   // The fused tensor is stored as `stack` matrices, [stack, total / stack, cols]
   // (GraniteMoe's experts), and read as the [total, cols] they make. 0: stored 2-D.
   int64_t stack = 0;
+  // One tensor per row: `name` holds "{}" where the row's index goes, and each is a
+  // vector of the canonical tensor's columns (StableLM's per-head q/k LayerNorms,
+  // q_layernorm.norms.<h>.weight, make the [heads, head_dim] weight).
+  bool per_row = false;
 };
 
 struct TensorMap {
@@ -59,6 +63,8 @@ class CheckpointWeights final : public WeightSource {
 
  private:
   std::string resolve(const std::string& canonical, const TensorRef& ref) const;
+  Tensor per_row_block(const std::string& name, const TensorRef& ref, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                       int64_t nc) const;
   std::unique_ptr<Checkpoint> ckpt_;
   const spec::Architecture& arch_;
   TensorMap map_;

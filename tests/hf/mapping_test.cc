@@ -15,6 +15,7 @@
 #include "kernels/backends.h"
 #include "runner/runtime.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -308,6 +309,49 @@ TEST(CheckpointErrors, IntegerTensorWhereAWeightBelongsIsAnError) {
   const std::string e = error_of([&] { (void)ModelWeights::build(f.arch, Placement{}, source); });
   EXPECT_NE(e.find("'model.norm.weight'"), std::string::npos) << e;
   EXPECT_NE(e.find("I32"), std::string::npos) << e;
+  fs::remove_all(dir);
+}
+
+// StableLM's qk_layernorm keeps one tensor a head (q_layernorm.norms.<h>.weight): the
+// rows a rank asks for are read from their heads' tensors, and a head whose tensor is
+// missing or of the wrong shape is named.
+TEST(PerRowTensors, StableLmPerHeadNormsAreReadAsRowsAndABadHeadIsNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("fk_hf_rows_" + std::to_string(::getpid()));
+  const auto write = [&](int heads, int64_t bad_len) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (int h = 0; h < heads; ++h) {
+      Tensor t = Tensor::empty(DType::kF32, {h == 1 && bad_len > 0 ? bad_len : 8});
+      for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(10 * h + i);
+      tensors.emplace_back(fmt::format("model.layers.3.self_attn.q_layernorm.norms.{}.weight", h), t);
+    }
+    safetensors_write((dir / "model.safetensors").string(), tensors);
+  };
+  spec::Architecture a;
+  a.model_type = "stablelm";
+  const std::string name = "model.layers.3.self_attn.q_norm.weight";
+  write(4, 0);
+  {
+    const CheckpointWeights source(dir.string(), a, hf_tensor_map("stablelm"));
+    const Tensor rows = source.block(name, 4, 8, 1, 2, 0, 8, 0, 0);  // heads 1 and 2
+    ASSERT_EQ(rows.numel(), 16);
+    for (int r = 0; r < 2; ++r)
+      for (int i = 0; i < 8; ++i) EXPECT_EQ(rows.data_as<float>()[r * 8 + i], static_cast<float>(10 * (r + 1) + i));
+  }
+  write(3, 0);  // no head 3
+  {
+    const CheckpointWeights source(dir.string(), a, hf_tensor_map("stablelm"));
+    const std::string e = error_of([&] { (void)source.block(name, 4, 8, 2, 2, 0, 8, 0, 0); });
+    EXPECT_NE(e.find("q_layernorm.norms.3.weight"), std::string::npos) << e;
+  }
+  write(4, 7);  // head 1 is [7]
+  {
+    const CheckpointWeights source(dir.string(), a, hf_tensor_map("stablelm"));
+    const std::string e = error_of([&] { (void)source.block(name, 4, 8, 0, 4, 0, 8, 0, 0); });
+    EXPECT_NE(e.find("'model.layers.3.self_attn.q_layernorm.norms.1.weight'"), std::string::npos) << e;
+    EXPECT_NE(e.find("needs [8]"), std::string::npos) << e;
+  }
   fs::remove_all(dir);
 }
 

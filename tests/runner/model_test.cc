@@ -133,6 +133,15 @@ TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
   });
   // The heads' weights differ (each head its own), so a shared weight could not stand in.
   EXPECT_NE(full.layers[1].q_norm.span<float>()[0], full.layers[1].q_norm.span<float>()[d]);
+  // StableLM's (qk_norm_bias: false): the per-head LayerNorms have no bias though the
+  // model's norms do, and the memory estimate counts the weights alone.
+  const int64_t with_bias = spec::layer_parameters_per_rank(a, 0, 1);
+  a.attention.qk_norm_bias = false;
+  const ModelWeights plain = ModelWeights::generate(a, one, 5);
+  EXPECT_FALSE(plain.layers[0].q_norm_b.defined());
+  EXPECT_FALSE(plain.layers[0].k_norm_b.defined());
+  EXPECT_TRUE(plain.layers[0].attn_norm_b.defined());
+  EXPECT_EQ(spec::layer_parameters_per_rank(a, 0, 1), with_bias - (a.num_attention_heads + a.num_key_value_heads) * d);
 }
 
 // ModelWeights::load makes each tensor in place, block by block, on the backend; its

@@ -445,8 +445,18 @@ TEST(HfImportStableLm, LayerNormPartialRopeAndParallelResidual) {
   c["use_parallel_residual"] = true;
   EXPECT_EQ(spec::hf_config_import(c, "stablelm/config.json").arch.norm.placement,
             spec::NormPlacement::kParallelShared);
+  // qk_layernorm: each q and k head its own LayerNorm weight, no bias (the model's other
+  // LayerNorms keep theirs); the spec says so through write and load and the job JSON.
   c["qk_layernorm"] = true;
-  EXPECT_NE(import_error(c).find("qk_layernorm"), std::string::npos) << import_error(c);
+  const spec::HfImport qk = spec::hf_config_import(c, "stablelm/config.json");
+  EXPECT_TRUE(qk.arch.attention.qk_norm);
+  EXPECT_TRUE(qk.arch.attention.qk_norm_per_head);
+  EXPECT_EQ(qk.arch.attention.qk_norm_bias, false);
+  EXPECT_FALSE(qk.arch.qk_norm_has_bias());
+  EXPECT_TRUE(qk.arch.norm.bias);
+  TempSpecs tmp;
+  EXPECT_EQ(write_and_load(qk, tmp, "stablelm-qk.yaml").attention.qk_norm_bias, false);
+  EXPECT_EQ(spec::architecture_from_json(spec::to_json(qk.arch), "/a"), qk.arch);
 }
 
 // GPT-BigCode: GPT-2's keys; multi_query (the default) gives one kv head.

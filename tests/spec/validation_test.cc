@@ -143,6 +143,9 @@ const std::vector<Case>& cases() {
        "position.rope_scaling.low_freq_factor", "applies only to rope_scaling type llama3", "rope_scaling:"},
       {"PerHeadWithoutQkNorm", [](std::string t) { return insert_after(t, "causal:", "  qk_norm_per_head: true\n"); },
        "attention.qk_norm_per_head", "attention.qk_norm is false", "qk_norm_per_head:"},
+      {"QkNormBiasWithRmsNorm",
+       [](std::string t) { return insert_after(t, "causal:", "  qk_norm: true\n  qk_norm_bias: true\n"); },
+       "attention.qk_norm_bias", "needs attention.qk_norm and norm.kind layernorm", "qk_norm_bias:"},
       {"PerHeadAndFull",
        [](std::string t) {
          return insert_after(t, "causal:", "  qk_norm: true\n  qk_norm_full: true\n  qk_norm_per_head: true\n");

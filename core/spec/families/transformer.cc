@@ -122,6 +122,9 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
     err("attention.qk_norm_full", "says how q and k are normalised, and attention.qk_norm is false");
   if (a.attention.qk_norm_per_head && !a.attention.qk_norm)
     err("attention.qk_norm_per_head", "says how q and k are normalised, and attention.qk_norm is false");
+  if (a.attention.qk_norm_bias && (!a.attention.qk_norm || a.norm.kind != NormKind::kLayerNorm))
+    err("attention.qk_norm_bias",
+        "says whether the q/k LayerNorms add a bias; it needs attention.qk_norm and norm.kind layernorm");
   if (a.attention.qk_norm_per_head && a.attention.qk_norm_full)
     err("attention.qk_norm_per_head",
         "and attention.qk_norm_full exclude each other (a norm per head, or one over all)");

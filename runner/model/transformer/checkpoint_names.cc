@@ -363,6 +363,22 @@ TensorRef persimmon(const std::string& canonical, const Architecture& a) {
   return {canonical};  // input_layernorm, post_attention_layernorm
 }
 
+// StableLM: Llama's names, but qk_layernorm's per-head LayerNorms are one module each,
+// self_attn.q_layernorm.norms.<h>.weight (no bias), read as the rows of the
+// [heads, head_dim] weight.
+TensorRef stablelm(const std::string& canonical, const Architecture&) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  for (const char* which : {"q", "k"})
+    if (rest == fmt::format("self_attn.{}_norm.weight", which)) {
+      TensorRef r{fmt::format("model.layers.{}.self_attn.{}_layernorm.norms.{{}}.weight", l, which)};
+      r.per_row = true;
+      return r;
+    }
+  return {canonical};
+}
+
 // GPT-J: transformer.h.<l>.*, ln_1 the one layer norm, mlp.fc_in / fc_out.
 TensorRef gptj(const std::string& canonical, const Architecture&) {
   if (auto r = gpt_top(canonical)) return *r;  // no positions are asked for: rope
@@ -480,8 +496,8 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3" ||
       model_type == "qwen3_moe" || model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text" ||
       model_type == "granite" || model_type == "cohere" || model_type == "qwen2_moe" || model_type == "olmo2" ||
-      model_type == "stablelm" || model_type == "olmo" || model_type == "olmoe" || model_type == "helium" ||
-      model_type == "seed_oss" || model_type == "smollm3" || model_type == "cohere2")
+      model_type == "olmo" || model_type == "olmoe" || model_type == "helium" || model_type == "seed_oss" ||
+      model_type == "smollm3" || model_type == "cohere2")
     return {model_type, {""}, same};
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
@@ -494,6 +510,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "gpt_neox") return {model_type, {""}, gpt_neox};
   if (model_type == "phi") return {model_type, {""}, phi};
   if (model_type == "persimmon") return {model_type, {""}, persimmon};
+  if (model_type == "stablelm") return {model_type, {""}, stablelm};
   if (model_type == "gptj") return {model_type, {"transformer.", ""}, gptj};
   if (model_type == "gpt_bigcode") return {model_type, {"transformer.", ""}, gpt_bigcode};
   // Gemma 3 multimodal checkpoints keep the text model under language_model.

@@ -80,7 +80,8 @@ struct Gen {
     w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
     if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
     if (a.attention.qk_norm && a.attention.qk_norm_per_head) {
-      // Each head its own weights, stored [heads, d] (Cohere): this rank's heads' rows.
+      // Each head its own weights, stored [heads, d] (Cohere; StableLM's one tensor a
+      // head): this rank's heads' rows.
       const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;
       const auto per_head = [&](const char* what, int64_t heads, int64_t begin, int64_t count, bool bias) {
         const std::string name = layer_name(l, fmt::format("self_attn.{}", what));
@@ -92,7 +93,7 @@ struct Gen {
       };
       w.q_norm = per_head("q_norm.weight", a.num_attention_heads, q0, hq, false);
       w.k_norm = per_head("k_norm.weight", a.num_key_value_heads, k0, hk, false);
-      if (a.norm.kind == spec::NormKind::kLayerNorm && a.norm.bias) {
+      if (a.qk_norm_has_bias()) {
         w.q_norm_b = per_head("q_norm.bias", a.num_attention_heads, q0, hq, true);
         w.k_norm_b = per_head("k_norm.bias", a.num_key_value_heads, k0, hk, true);
       }
@@ -100,7 +101,7 @@ struct Gen {
       const bool full = a.attention.qk_norm_full;
       w.q_norm = make(scale(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
       w.k_norm = make(scale(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
-      if (a.norm.kind == spec::NormKind::kLayerNorm) {  // per-head LayerNorms (Persimmon)
+      if (a.qk_norm_has_bias()) {  // per-head LayerNorms (Persimmon)
         w.q_norm_b = make(norm_bias(layer_name(l, "self_attn.q_norm.bias"), d));
         w.k_norm_b = make(norm_bias(layer_name(l, "self_attn.k_norm.bias"), d));
       }
