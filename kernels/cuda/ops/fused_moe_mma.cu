@@ -180,7 +180,9 @@ __global__ void __launch_bounds__(kThreads) moe_mma(MmaGemm g) {
 template <typename T, int BM, bool kGated>
 cudaError_t launch(const MmaGemm& g, cudaStream_t stream) {
   constexpr size_t smem = Tiling<BM>::kSmem;
-  if (smem > 48 * 1024) {
+  // Past 48 KB per block (the row pointers' static arrays included) the dynamic part
+  // must be allowed explicitly.
+  if (smem + (BM + kBN) * sizeof(void*) > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(moe_mma<T, BM, kGated>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(smem));
     if (e != cudaSuccess) return e;
