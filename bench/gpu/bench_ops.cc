@@ -6,6 +6,7 @@
 //
 //   fk-bench-ops --arch specs/architectures/llama-3.1-8b.yaml --workload specs/workloads/prefill-512.yaml
 //                [--scale full] [--backend cuda] [--warmup 10] [--iterations 100] [--json ops.jsonl]
+//                [--op fused_moe ...]
 //
 // Prints one row per op instance: median time, bytes moved and FLOPs (the op's own
 // counts, OpDef::bytes / flops), achieved GB/s and its share of the copy bandwidth,
@@ -100,6 +101,8 @@ int run(int argc, char** argv) {
   app.add_option("--copy-mib", copy_mib, "buffer size of the copy-bandwidth probe")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "input seed");
   app.add_option("--json", json_file, "also write the rows as JSON lines here");
+  std::vector<std::string> only_ops;
+  app.add_option("--op", only_ops, "time only the rows of this op (repeatable; default: every op)");
   bool device_span = false;
   app.add_flag("--device-span", device_span, "also trace each call: the span of its device work and its activities");
   CLI11_PARSE(app, argc, argv);
@@ -161,6 +164,7 @@ int run(int argc, char** argv) {
   int failures = 0;
   for (const auto& inst : instances) {
     if (!inst.measured) continue;
+    if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), inst.op) == only_ops.end()) continue;
     const std::string shape = runner::kernel_shape_string(inst.shape);
     try {
       runner::KernelTimingOptions o;

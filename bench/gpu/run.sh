@@ -107,11 +107,21 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
   : > "$out/ops.txt"
   span=()
   [ "${FK_GPU_OPS_SPAN:-0}" = 1 ] && span=(--device-span)
+  # FK_GPU_OPS_ONLY="fused_moe ...": only those ops' rows.
+  only=()
+  for op in ${FK_GPU_OPS_ONLY:-}; do only+=(--op "$op"); done
   for arch in ${FK_GPU_OPS_ARCHS:-llama-3.1-8b}; do
     for wl in ${FK_GPU_OPS_WORKLOADS:-prefill-512 decode-b32}; do
       build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" --workload "specs/workloads/$wl.yaml" \
-        "${span[@]}" --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
+        "${span[@]}" "${only[@]}" --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
       echo "fk-bench-ops $arch $wl: exit $?"
+      # FK_GPU_OPS_MOE_OWN=1: the fused_moe rows again on the own grouped GEMM kernels
+      # (FK_MOE_CUBLASLT=0), side by side with the default path.
+      if [ "${FK_GPU_OPS_MOE_OWN:-0}" = 1 ]; then
+        echo "== FK_MOE_CUBLASLT=0, $arch $wl: fused_moe rows" >> "$out/ops.txt"
+        FK_MOE_CUBLASLT=0 build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" \
+          --workload "specs/workloads/$wl.yaml" "${span[@]}" --op fused_moe >> "$out/ops.txt" 2>&1
+      fi
     done
   done
   # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash

@@ -1,17 +1,76 @@
 // CUDA fused_moe baseline: unpacks the call (out, hidden_states, w13, w2, topk_weights
-// fp32, topk_ids int32; activation) for the launcher in fused_moe.cu, and owns its
+// fp32, topk_ids int32; activation) for the launchers in fused_moe.cu, and owns its
 // scratch (scratch.h: stream-ordered on current_stream(), allocated before the launch
 // and freed after it, so the memory lives exactly as long as the enqueued work).
+//
+// At prefill sizes (launch::fused_moe_tiled_fits: fp16/bf16, more than 96 rows an expert)
+// both expert GEMMs are cuBLASLt pointer-array batched GEMMs over 128-row expert tiles
+// (LinearLt::matmul_batched, fp32 outputs, the CPU baseline's rounding points kept);
+// FK_MOE_CUBLASLT=0, or cuBLASLt offering no configuration for the batch, leaves them to
+// the own grouped GEMM kernels of fused_moe.cu (which every other size takes).
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/env_switch.h"
 #include "kernels/cuda/ops/cuda_ops.h"
 #include "kernels/cuda/ops/fused_moe_launch.h"
 #include "kernels/cuda/ops/host.h"
+#include "kernels/cuda/ops/linear_lt.h"
 #include "kernels/cuda/ops/scratch.h"
 
+#include <algorithm>
+
 namespace fk::cuda {
+namespace {
+
+enum { kOut, kHidden, kW13, kW2, kWeights, kIds };
+
+// Frees a scratch allocation on the stream when it goes out of scope (an exception
+// thrown after the allocation included).
+struct Scratch {
+  void* p = nullptr;
+  cudaStream_t stream;
+  Scratch(size_t bytes, cudaStream_t s) : stream(s) {
+    if (bytes > 0) FK_CUDA_CHECK(scratch_alloc(&p, bytes, stream));
+  }
+  ~Scratch() {
+    if (p != nullptr) scratch_free(p, stream);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+// The tiled path: true when it ran, false when cuBLASLt offers no configuration for
+// the gate/up batch (nothing but routing was enqueued then; the caller runs the own
+// kernels on its own workspace).
+bool run_tiled(const kernels::OpCall& c, launch::Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
+               int64_t inter, int64_t topk, int activation, void* workspace, cudaStream_t stream) {
+  host::check_launch(launch::fused_moe_tiled_prepare(c.arg(kHidden).data(), c.arg(kW13).data(), c.arg(kW2).data(),
+                                                     c.arg(kIds).data_as<int32_t>(), elem, tokens, hidden, experts,
+                                                     inter, topk, workspace, stream),
+                     "fused_moe");
+  const launch::MoeTiled v = launch::fused_moe_tiled_views(elem, tokens, hidden, experts, inter, topk, workspace);
+  LinearLt& lt = LinearLt::instance();
+  constexpr uint32_t kAlign = 16;  // every slot and expert matrix: sizes are multiples of 8 elements
+  if (!lt.matmul_batched(v.gate_up.out, v.gate_up.x, v.gate_up.w, elem, true, v.rows, 2 * inter, hidden, v.max_tiles,
+                         kAlign, stream))
+    return false;
+  host::check_launch(
+      launch::fused_moe_tiled_act(elem, tokens, hidden, experts, inter, topk, activation, workspace, stream),
+      "fused_moe");
+  if (!lt.matmul_batched(v.down.out, v.down.x, v.down.w, elem, true, v.rows, hidden, inter, v.max_tiles, kAlign,
+                         stream))
+    fail(ErrorKind::kRuntime,
+         "fused_moe: cuBLASLt took the gate/up batch but offers no configuration for the down "
+         "batch ({} tiles of {} x {} x {})",
+         v.max_tiles, v.rows, hidden, inter);
+  host::check_launch(launch::fused_moe_tiled_combine(c.arg(kOut).data(), c.arg(kWeights).data_as<float>(), elem, tokens,
+                                                     hidden, experts, inter, topk, workspace, stream),
+                     "fused_moe");
+  return true;
+}
+
+}  // namespace
 
 void register_cuda_fused_moe(kernels::OpRegistry& reg) {
-  enum { kOut, kHidden, kW13, kW2, kWeights, kIds };
   reg.add_impl({"fused_moe", "cuda", DeviceKind::kCuda,
                 [](const kernels::OpCall& c) {
                   return host::device_contiguous(c) && host::elem_of(c.arg(kHidden).dtype()).has_value() &&
@@ -23,19 +82,23 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                   const launch::Elem elem = host::elem(x, "fused_moe");
                   const int64_t tokens = x.size(0), hidden = x.size(1), experts = c.arg(kW13).size(0);
                   const int64_t inter = c.arg(kW13).size(1) / 2, topk = c.arg(kIds).size(1);
+                  const int activation = static_cast<int>(c.iparam(0));
                   const cudaStream_t stream = current_stream();
-                  const size_t bytes = launch::fused_moe_workspace_bytes(elem, tokens, hidden, experts, inter, topk);
-                  void* workspace = nullptr;
-                  if (bytes > 0) FK_CUDA_CHECK(scratch_alloc(&workspace, bytes, stream));
-                  cudaError_t status = launch::fused_moe(
-                      c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),
-                      c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(), elem, tokens, hidden, experts,
-                      inter, topk, static_cast<int>(c.iparam(0)), workspace, stream);
-                  if (workspace != nullptr) {
-                    const cudaError_t freed = scratch_free(workspace, stream);
-                    if (status == cudaSuccess) status = freed;
-                  }
-                  host::check_launch(status, "fused_moe");
+                  const bool tiled = launch::fused_moe_tiled_fits(elem, tokens, hidden, experts, inter, topk) &&
+                                     env_switch("FK_MOE_CUBLASLT", "1", "0");
+                  const size_t own = launch::fused_moe_workspace_bytes(elem, tokens, hidden, experts, inter, topk);
+                  const size_t bytes = std::max(
+                      own, tiled ? launch::fused_moe_tiled_workspace_bytes(elem, tokens, hidden, experts, inter, topk)
+                                 : size_t{0});
+                  const Scratch workspace(bytes, stream);
+                  if (tiled &&
+                      run_tiled(c, elem, tokens, hidden, experts, inter, topk, activation, workspace.p, stream))
+                    return;
+                  host::check_launch(
+                      launch::fused_moe(c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),
+                                        c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(), elem, tokens,
+                                        hidden, experts, inter, topk, activation, workspace.p, stream),
+                      "fused_moe");
                 }});
 }
 

@@ -3,11 +3,10 @@
 // over the expert tiles that routing planned on the device (fused_moe.cuh).
 //
 // A block computes BM rows x 128 columns of one tile with 8 warps, mma.sync m16n8k16
-// with fp32 accumulators, K in steps of 32 through a 4-stage cp.async pipeline. A rows
+// with fp32 accumulators, K through a multi-stage cp.async pipeline (Tiling). A rows
 // are gathered (each row its own source: the pair's token row of hidden_states, or the
 // pair's row of mid), so a tile needs no copy of its inputs. Shared-memory rows are
-// 64 bytes, their four 16-byte chunks XOR-swizzled by (row / 2) % 4: the 8 rows one
-// ldmatrix reads at one chunk fall in 8 distinct bank groups.
+// XOR-swizzled in 16-byte chunks (swz) so ldmatrix meets no bank conflicts.
 //
 // The gated GEMM's 128 block columns are 64 gate and 64 up columns interleaved by 8
 // (columns 16 g + w: gate j = 8 g + w for w < 8, up j = 8 g + w - 8 otherwise), so a
@@ -26,10 +25,15 @@
 namespace fk::cuda::moe {
 namespace {
 
-constexpr int kBN = kMmaBlockCols, kBK = 32, kStages = 4, kThreads = 256, kGroup = 8;
+constexpr int kBN = kMmaBlockCols, kThreads = 256, kGroup = 8;
 
+// 16-row tiles (decode: a few rows an expert, bound by the weights' bytes) take K in
+// steps of 128, so each weight row is read 256 contiguous bytes at a time, 3 stages
+// deep; the others K steps of 32, 4 stages deep.
 template <int BM>
 struct Tiling {
+  static constexpr int kBK = BM == 16 ? 128 : 32, kStages = BM == 16 ? 3 : 4;
+  static constexpr int kChunks = kBK / 8;  // 16-byte chunks a row of a stage
   static constexpr int kWarpsM = BM >= 64 ? 2 : 1, kWarpsN = 8 / kWarpsM;
   static constexpr int kWM = BM / kWarpsM, kWN = kBN / kWarpsN;  // one warp's rows and columns
   static constexpr int kMT = kWM / 16, kNT = kWN / 8;            // its m16 and n8 tiles
@@ -38,8 +42,14 @@ struct Tiling {
   static_assert(kNT % 2 == 0, "B fragments are loaded two n8 tiles at a time");
 };
 
-// Element offset of 16-byte chunk `chunk` (0..3) of row `row` in a [rows][kBK] tile.
-__device__ __forceinline__ int swz(int row, int chunk) { return row * kBK + ((chunk ^ ((row >> 1) & 3)) << 3); }
+// Element offset of 16-byte chunk `chunk` of row `row` in a [rows][BK] tile. 64-byte
+// rows (BK 32) XOR the chunk with (row / 2) % 4, longer ones with row % 8: either way
+// the 8 rows one ldmatrix reads at one chunk fall in 8 distinct bank groups.
+template <int BK>
+__device__ __forceinline__ int swz(int row, int chunk) {
+  if constexpr (BK == 32) return row * BK + ((chunk ^ ((row >> 1) & 3)) << 3);
+  return row * BK + ((chunk ^ (row & 7)) << 3);
+}
 
 template <typename T>
 __device__ __forceinline__ void store2(T* p, float lo, float hi) {
@@ -86,6 +96,7 @@ __global__ void __launch_bounds__(kThreads) moe_mma(MmaGemm g) {
   __syncthreads();
 
   // This block's share of K (its split), in tiles of kBK.
+  constexpr int kBK = TL::kBK, kStages = TL::kStages, kChunks = TL::kChunks;
   const int64_t ktiles = (g.k + kBK - 1) / kBK, per = (ktiles + g.splits - 1) / g.splits;
   const int64_t kt0 = static_cast<int64_t>(blockIdx.y) * per;
   const int nk = static_cast<int>(ktiles - kt0 < per ? (ktiles > kt0 ? ktiles - kt0 : 0) : per);
@@ -94,17 +105,17 @@ __global__ void __launch_bounds__(kThreads) moe_mma(MmaGemm g) {
     T* as = smem + stage * TL::kStageElems;
     T* bs = as + BM * kBK;
     const int64_t k0 = kt * kBK;
-    for (int i = tid; i < BM * 4; i += kThreads) {
-      const int r = i >> 2, ch = i & 3;
+    for (int i = tid; i < BM * kChunks; i += kThreads) {
+      const int r = i / kChunks, ch = i % kChunks;
       const int64_t kk = k0 + ch * 8;
       const bool ok = arow[r] != nullptr && kk < g.k;
-      dev::cp_async16(as + swz(r, ch), ok ? arow[r] + kk : b, ok);
+      dev::cp_async16(as + swz<kBK>(r, ch), ok ? arow[r] + kk : b, ok);
     }
-    for (int i = tid; i < kBN * 4; i += kThreads) {
-      const int r = i >> 2, ch = i & 3;
+    for (int i = tid; i < kBN * kChunks; i += kThreads) {
+      const int r = i / kChunks, ch = i % kChunks;
       const int64_t kk = k0 + ch * 8;
       const bool ok = brow[r] != nullptr && kk < g.k;
-      dev::cp_async16(bs + swz(r, ch), ok ? brow[r] + kk : b, ok);
+      dev::cp_async16(bs + swz<kBK>(r, ch), ok ? brow[r] + kk : b, ok);
     }
   };
 
@@ -128,11 +139,12 @@ __global__ void __launch_bounds__(kThreads) moe_mma(MmaGemm g) {
       uint32_t af[TL::kMT][4], bf[TL::kNT][2];
 #pragma unroll
       for (int mt = 0; mt < TL::kMT; ++mt)
-        dev::ldsm_x4(af[mt], as + swz(wm * TL::kWM + mt * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+        dev::ldsm_x4(af[mt], as + swz<kBK>(wm * TL::kWM + mt * 16 + (lane & 15), kk * 2 + (lane >> 4)));
 #pragma unroll
       for (int np = 0; np < TL::kNT / 2; ++np) {
         uint32_t r[4];
-        dev::ldsm_x4(r, bs + swz(wn * TL::kWN + np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)));
+        dev::ldsm_x4(
+            r, bs + swz<kBK>(wn * TL::kWN + np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)));
         bf[2 * np][0] = r[0];
         bf[2 * np][1] = r[1];
         bf[2 * np + 1][0] = r[2];

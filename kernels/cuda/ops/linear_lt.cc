@@ -57,6 +57,8 @@ struct Key {
   int64_t m, n, k;
   launch::Elem elem;
   bool bias;
+  bool f32_out;         // the output is fp32 whatever the inputs' type (matmul_batched)
+  int64_t batch;        // pointer-array batch count; 0: one matrix (matmul)
   uint32_t align;       // least alignment of out, x and w (the heuristic's preference)
   uint32_t bias_align;  // the heuristic reads the bias pointer's alignment from its value
   auto operator<=>(const Key&) const = default;
@@ -65,6 +67,7 @@ struct Key {
 // The algorithm of one problem. Until it is tuned, `offered` holds the heuristic's
 // configurations and `algo` the first of them.
 struct Choice {
+  bool none = false;  // the heuristic offered nothing (matmul_batched reports it)
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
   float waves = 0;
@@ -82,7 +85,8 @@ struct DeviceState {
 struct Descriptors {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  Descriptors(launch::Elem elem, int64_t m, int64_t n, int64_t k, const void* bias) {
+  Descriptors(launch::Elem elem, int64_t m, int64_t n, int64_t k, const void* bias, bool f32_out = false,
+              int64_t batch = 0) {
     const cudaDataType_t t = data_type(elem);
     FK_LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const int32_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
@@ -98,7 +102,16 @@ struct Descriptors {
     const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n), uk = static_cast<uint64_t>(k);
     FK_LT_CHECK(cublasLtMatrixLayoutCreate(&a, t, uk, un, k));
     FK_LT_CHECK(cublasLtMatrixLayoutCreate(&b, t, uk, um, k));
-    FK_LT_CHECK(cublasLtMatrixLayoutCreate(&d, t, un, um, n));
+    FK_LT_CHECK(cublasLtMatrixLayoutCreate(&d, f32_out ? CUDA_R_32F : t, un, um, n));
+    if (batch > 0) {  // each operand an array of `batch` device pointers
+      const int32_t count = static_cast<int32_t>(batch);
+      const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+      for (auto* layout : {a, b, d}) {
+        FK_LT_CHECK(
+            cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+        FK_LT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
+      }
+    }
   }
   ~Descriptors() {
     if (d) cublasLtMatrixLayoutDestroy(d);
@@ -112,7 +125,8 @@ struct Descriptors {
 
 // Up to kOffered configurations of the heuristic for this problem, best first. Throws
 // when it offers none.
-std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align) {
+std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align,
+                                                     bool may_be_empty = false) {
   cublasLtMatmulPreference_t pref = nullptr;
   FK_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   struct Guard {
@@ -127,10 +141,13 @@ std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, co
     FK_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kOffered);
   int found = 0;
-  FK_LT_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref, kOffered,
-                                             results.data(), &found));
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref,
+                                                               kOffered, results.data(), &found);
+  if (may_be_empty && status == CUBLAS_STATUS_NOT_SUPPORTED) return {};
+  FK_LT_CHECK(status);
   results.resize(static_cast<size_t>(std::max(found, 0)));
   std::erase_if(results, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+  if (results.empty() && may_be_empty) return results;
   if (results.empty()) fail(ErrorKind::kRuntime, "linear: cublasLtMatmulAlgoGetHeuristic found no algorithm");
   return results;
 }
@@ -291,10 +308,25 @@ LinearLt& LinearLt::instance() {
 void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias, launch::Elem elem, int64_t m,
                       int64_t n, int64_t k, cudaStream_t stream) {
   FK_ASSERT(m > 0 && n > 0 && k > 0);
-  const int device = current_device();
   const uint32_t align = std::min({alignment_of(out), alignment_of(x), alignment_of(w)});
-  const Key key{device, m, n, k, elem, bias != nullptr, align, bias != nullptr ? alignment_of(bias) : 0u};
-  const Descriptors desc(elem, m, n, k, bias);
+  run(Problem{out, x, w, bias, elem, m, n, k, false, 0, align}, stream);
+}
+
+bool LinearLt::matmul_batched(void* const* out, const void* const* x, const void* const* w, launch::Elem elem,
+                              bool f32_out, int64_t m, int64_t n, int64_t k, int64_t batch, uint32_t align,
+                              cudaStream_t stream) {
+  FK_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0 && batch <= 0x7fffffff);
+  return run(Problem{const_cast<void**>(out), x, w, nullptr, elem, m, n, k, f32_out, batch, align}, stream);
+}
+
+bool LinearLt::run(const Problem& p, cudaStream_t stream) {
+  const int device = current_device();
+  const Key key{device,    p.m,
+                p.n,       p.k,
+                p.elem,    p.bias != nullptr,
+                p.f32_out, p.batch,
+                p.align,   p.bias != nullptr ? alignment_of(p.bias) : 0u};
+  const Descriptors desc(p.elem, p.m, p.n, p.k, p.bias, p.f32_out, p.batch);
   DeviceState dev;
   Choice choice;
   {
@@ -313,39 +345,49 @@ void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias,
     if (it == state_->choices.end()) {
       const bool tune_on = autotune();
       Choice c;
-      c.offered = offered(ds.handle, desc, align);
-      const auto& first = c.offered.front();
-      c.algo = first.algo, c.workspace = first.workspaceSize, c.waves = first.wavesCount;
-      if (c.offered.size() == 1) {
-        settle(c, 0, "the one configuration offered");
-      } else if (!tune_on) {
-        settle(c, 0, fmt::format("the heuristic's first of {} (FK_CUBLASLT_AUTOTUNE=0)", c.offered.size()));
+      c.offered = offered(ds.handle, desc, p.align, p.batch > 0);
+      if (c.offered.empty()) {  // a batched problem no algorithm takes
+        c.none = true;
+        c.tuned = true;
+        c.tuning = "no configuration offered for this pointer-array batch";
       } else {
-        c.tuning = fmt::format("the heuristic's first of {}, not yet timed (at the first call outside a capture)",
-                               c.offered.size());
+        const auto& first = c.offered.front();
+        c.algo = first.algo, c.workspace = first.workspaceSize, c.waves = first.wavesCount;
+        if (c.offered.size() == 1) {
+          settle(c, 0, "the one configuration offered");
+        } else if (!tune_on) {
+          settle(c, 0, fmt::format("the heuristic's first of {} (FK_CUBLASLT_AUTOTUNE=0)", c.offered.size()));
+        } else {
+          c.tuning = fmt::format("the heuristic's first of {}, not yet timed (at the first call outside a capture)",
+                                 c.offered.size());
+        }
       }
       it = state_->choices.emplace(key, std::move(c)).first;
     }
     choice = it->second;
   }
+  if (choice.none) return false;
   // Tuned at the problem's first call outside a stream capture (a captured call keeps
   // the heuristic's first until then).
   if (!choice.tuned && !capturing(stream)) {
-    auto [best, tuning] = tune(choice.offered, dev.handle, desc, out, x, w, dev.workspace, device, stream);
+    auto [best, tuning] = tune(choice.offered, dev.handle, desc, p.out, p.x, p.w, dev.workspace, device, stream);
     settle(choice, best, std::move(tuning));
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->choices[key] = choice;
   }
   const float alpha = 1.0f, beta = 0.0f;
-  FK_LT_CHECK(cublasLtMatmul(dev.handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d,
+  FK_LT_CHECK(cublasLtMatmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out, desc.d, p.out, desc.d,
                              &choice.algo, dev.workspace, kWorkspaceBytes, stream));
+  return true;
 }
 
 std::string LinearLt::describe(launch::Elem elem, int64_t m, int64_t n, int64_t k, bool bias) const {
   const int device = current_device();
   std::lock_guard<std::mutex> lock(state_->mu);
   for (const auto& [key, c] : state_->choices) {
-    if (key.device != device || key.m != m || key.n != n || key.k != k || key.elem != elem || key.bias != bias) continue;
+    if (key.device != device || key.m != m || key.n != n || key.k != k || key.elem != elem || key.bias != bias ||
+        key.batch != 0 || key.f32_out)
+      continue;
     return describe_choice(key, c);
   }
   return "no cuBLASLt algorithm chosen yet";
@@ -355,8 +397,10 @@ std::vector<std::string> LinearLt::plans() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   std::vector<std::string> out;
   for (const auto& [key, c] : state_->choices)
-    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}: {}", key.device, launch::elem_name(key.elem), key.m, key.n,
-                              key.k, key.bias ? " +bias" : "", describe_choice(key, c)));
+    out.push_back(fmt::format("cuda:{} {} m {} n {} k {}{}{}{}: {}", key.device, launch::elem_name(key.elem), key.m,
+                              key.n, key.k, key.bias ? " +bias" : "", key.f32_out ? " fp32 out" : "",
+                              key.batch > 0 ? fmt::format(" batch {} (pointer arrays)", key.batch) : "",
+                              c.none ? c.tuning : describe_choice(key, c)));
   return out;
 }
 

@@ -40,6 +40,15 @@ class LinearLt {
   void matmul(void* out, const void* x, const void* w, const void* bias, launch::Elem elem, int64_t m, int64_t n,
               int64_t k, cudaStream_t stream);
 
+  // Pointer-array batched: for each i < batch, out[i][m, n] = x[i][m, k] @ w[i][n, k]^T,
+  // `out`, `x` and `w` device arrays of `batch` device pointers (each matrix row-major
+  // contiguous, at least `align` bytes aligned); the output fp32 when f32_out, else
+  // `elem`. The algorithm is chosen and tuned as matmul()'s (the first call outside a
+  // capture times the configurations on its own buffers). Returns false, enqueuing
+  // nothing, when cuBLASLt offers no configuration for the problem (remembered).
+  bool matmul_batched(void* const* out, const void* const* x, const void* const* w, launch::Elem elem, bool f32_out,
+                      int64_t m, int64_t n, int64_t k, int64_t batch, uint32_t align, cudaStream_t stream);
+
   // One line on the algorithm cached for this problem on the current device
   // ("cublasLt algo 66 tile 18 ...: the fastest of 8 configurations timed (algo 66 tile
   // 20: 41.2 us, ...)"), or "no cuBLASLt algorithm chosen yet".
@@ -51,6 +60,18 @@ class LinearLt {
 
  private:
   LinearLt();
+  struct Problem {
+    void* out;  // for a batch, the array of output pointers
+    const void* x;
+    const void* w;
+    const void* bias;
+    launch::Elem elem;
+    int64_t m, n, k;
+    bool f32_out;
+    int64_t batch;  // 0: one matrix each
+    uint32_t align;
+  };
+  bool run(const Problem& p, cudaStream_t stream);
   struct State;
   State* state_;  // never freed: handles and workspaces live until the process exits
 };

@@ -1,0 +1,74 @@
+// fused_moe's two CUDA paths at prefill sizes (label gpu): cuBLASLt's pointer-array
+// batched GEMMs over 128-row expert tiles (the default there) and the own grouped GEMM
+// kernels (FK_MOE_CUBLASLT=0) each match the fp64 reference, with uneven experts (one
+// with three tiles, one with none, partial tiles) in fp16 and bf16; the batched GEMMs
+// show in LinearLt's plans; a bad setting names the variable. Each test is its own
+// process (gtest_discover_tests), so the settings do not leak.
+#include "core/error.h"
+#include "kernels/backends.h"
+#include "kernels/compare.h"
+#include "kernels/cuda/ops/linear_lt.h"
+#include "kernels/op.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace fk::kernels {
+namespace {
+
+// Runs fused_moe on the CUDA backend and compares with the fp64 reference. Token r
+// chooses experts 0 and 1 + r % 2 (expert 0: every token, three tiles; expert 3: none).
+void expect_matches_reference(DType dtype) {
+  register_builtin_ops();
+  const auto backend = backend_create(DeviceKind::kCuda, 0);
+  const OpDef& def = OpRegistry::global().def("fused_moe");
+  const OpShape shape{{{"tokens", 300}, {"hidden", 256}, {"experts", 4}, {"inter", 200}, {"k", 2}}, {0}};
+  OpCall call = def.make(shape, dtype, RngStream(7, "moe-paths"));
+  Tensor& ids = call.args[5];
+  for (int64_t r = 0; r < 300; ++r) {
+    ids.data_as<int32_t>()[r * 2] = 0;
+    ids.data_as<int32_t>()[r * 2 + 1] = static_cast<int32_t>(1 + r % 2);
+  }
+  const auto ref = run_reference(def, call);
+  OpCall dev = backend->to_device(call);
+  backend->activate();
+  backend->baseline("fused_moe")->run(dev);
+  const Tensor out = backend->to_host(dev.args[0]);
+  ASSERT_EQ(backend->audit(), "");
+  const Comparison cmp = compare(out, ref.at(0), def.tolerance_for(dtype));
+  EXPECT_TRUE(cmp.passed) << dtype_name(dtype) << ": matched " << cmp.matched_fraction << " rel_l2 " << cmp.rel_l2;
+  EXPECT_LT(cmp.rel_l2, dtype == DType::kF16 ? 2e-3 : 1.6e-2) << dtype_name(dtype);
+}
+
+bool batched_plan_listed() {
+  for (const auto& line : cuda::LinearLt::instance().plans())
+    if (line.find("pointer arrays") != std::string::npos) return true;
+  return false;
+}
+
+TEST(FusedMoePaths, CublasLtTilesMatchTheReference) {
+  ::setenv("FK_MOE_CUBLASLT", "1", 1);
+  for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
+  EXPECT_TRUE(batched_plan_listed()) << "the tiled path did not ask cuBLASLt for its batched GEMMs";
+}
+
+TEST(FusedMoePaths, OwnKernelsMatchTheReference) {
+  ::setenv("FK_MOE_CUBLASLT", "0", 1);
+  for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
+  EXPECT_FALSE(batched_plan_listed()) << "FK_MOE_CUBLASLT=0 still ran cuBLASLt's batched GEMMs";
+}
+
+TEST(FusedMoePaths, BadSettingNamesTheVariable) {
+  ::setenv("FK_MOE_CUBLASLT", "maybe", 1);
+  try {
+    expect_matches_reference(DType::kBF16);
+    FAIL() << "FK_MOE_CUBLASLT=maybe was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FK_MOE_CUBLASLT=maybe"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fk::kernels
