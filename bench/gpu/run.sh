@@ -115,13 +115,14 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
       build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" --workload "specs/workloads/$wl.yaml" \
         "${span[@]}" "${only[@]}" --json "$out/ops-$arch-$wl.jsonl" >> "$out/ops.txt" 2>&1
       echo "fk-bench-ops $arch $wl: exit $?"
-      # FK_GPU_OPS_MOE_OWN=1: the fused_moe rows again on the own grouped GEMM kernels
-      # (FK_MOE_CUBLASLT=0), side by side with the default path.
-      if [ "${FK_GPU_OPS_MOE_OWN:-0}" = 1 ]; then
-        echo "== FK_MOE_CUBLASLT=0, $arch $wl: fused_moe rows" >> "$out/ops.txt"
-        FK_MOE_CUBLASLT=0 build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" \
+      # FK_GPU_OPS_MOE_VARIANTS="FK_MOE_CUBLASLT=0 FK_MOE_TILE_ROWS=512 ...": the fused_moe
+      # rows again under each setting (the own grouped GEMM kernels, another tile height),
+      # side by side with the default path.
+      for setting in ${FK_GPU_OPS_MOE_VARIANTS:-}; do
+        echo "== $setting, $arch $wl: fused_moe rows" >> "$out/ops.txt"
+        env "$setting" build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" \
           --workload "specs/workloads/$wl.yaml" "${span[@]}" --op fused_moe >> "$out/ops.txt" 2>&1
-      fi
+      done
     done
   done
   # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash

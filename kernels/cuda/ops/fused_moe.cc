@@ -5,7 +5,8 @@
 //
 // At prefill sizes (launch::fused_moe_tiled_fits: fp16/bf16, more than 96 rows an expert)
 // both expert GEMMs are cuBLASLt pointer-array batched GEMMs over 128-row expert tiles
-// (LinearLt::matmul_batched, fp32 outputs, the CPU baseline's rounding points kept);
+// (LinearLt::matmul_batched, fp32 outputs, the CPU baseline's rounding points kept;
+// FK_MOE_TILE_ROWS=128/256/512 overrides the tile height chosen for the sizes);
 // FK_MOE_CUBLASLT=0, or cuBLASLt offering no configuration for the batch, leaves them to
 // the own grouped GEMM kernels of fused_moe.cu (which every other size takes).
 #include "kernels/cuda/cuda_check.h"
@@ -17,6 +18,8 @@
 #include "kernels/cuda/ops/scratch.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace fk::cuda {
 namespace {
@@ -42,19 +45,19 @@ struct Scratch {
 // the gate/up batch (nothing but routing was enqueued then; the caller runs the own
 // kernels on its own workspace).
 bool run_tiled(const kernels::OpCall& c, launch::Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
-               int64_t inter, int64_t topk, int activation, void* workspace, cudaStream_t stream) {
+               int64_t inter, int64_t topk, int64_t tile, int activation, void* workspace, cudaStream_t stream) {
   host::check_launch(launch::fused_moe_tiled_prepare(c.arg(kHidden).data(), c.arg(kW13).data(), c.arg(kW2).data(),
                                                      c.arg(kIds).data_as<int32_t>(), elem, tokens, hidden, experts,
-                                                     inter, topk, workspace, stream),
+                                                     inter, topk, tile, workspace, stream),
                      "fused_moe");
-  const launch::MoeTiled v = launch::fused_moe_tiled_views(elem, tokens, hidden, experts, inter, topk, workspace);
+  const launch::MoeTiled v = launch::fused_moe_tiled_views(elem, tokens, hidden, experts, inter, topk, tile, workspace);
   LinearLt& lt = LinearLt::instance();
   constexpr uint32_t kAlign = 16;  // every slot and expert matrix: sizes are multiples of 8 elements
   if (!lt.matmul_batched(v.gate_up.out, v.gate_up.x, v.gate_up.w, elem, true, v.rows, 2 * inter, hidden, v.max_tiles,
                          kAlign, stream))
     return false;
   host::check_launch(
-      launch::fused_moe_tiled_act(elem, tokens, hidden, experts, inter, topk, activation, workspace, stream),
+      launch::fused_moe_tiled_act(elem, tokens, hidden, experts, inter, topk, tile, activation, workspace, stream),
       "fused_moe");
   if (!lt.matmul_batched(v.down.out, v.down.x, v.down.w, elem, true, v.rows, hidden, inter, v.max_tiles, kAlign,
                          stream))
@@ -63,9 +66,21 @@ bool run_tiled(const kernels::OpCall& c, launch::Elem elem, int64_t tokens, int6
          "batch ({} tiles of {} x {} x {})",
          v.max_tiles, v.rows, hidden, inter);
   host::check_launch(launch::fused_moe_tiled_combine(c.arg(kOut).data(), c.arg(kWeights).data_as<float>(), elem, tokens,
-                                                     hidden, experts, inter, topk, workspace, stream),
+                                                     hidden, experts, inter, topk, tile, workspace, stream),
                      "fused_moe");
   return true;
+}
+
+// The tiled path's tile height: FK_MOE_TILE_ROWS (128, 256 or 512) when set, else
+// launch::fused_moe_tiled_rows' choice for the sizes.
+int64_t tile_rows(int64_t tokens, int64_t experts, int64_t topk) {
+  const char* v = std::getenv("FK_MOE_TILE_ROWS");
+  if (v == nullptr || *v == '\0') return launch::fused_moe_tiled_rows(tokens, experts, topk);
+  const std::string_view s(v);
+  if (s == "128") return 128;
+  if (s == "256") return 256;
+  if (s == "512") return 512;
+  fail(ErrorKind::kInvalidArgument, "FK_MOE_TILE_ROWS={}: not 128, 256 or 512", v);
 }
 
 }  // namespace
@@ -84,15 +99,16 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                   const int64_t inter = c.arg(kW13).size(1) / 2, topk = c.arg(kIds).size(1);
                   const int activation = static_cast<int>(c.iparam(0));
                   const cudaStream_t stream = current_stream();
-                  const bool tiled = launch::fused_moe_tiled_fits(elem, tokens, hidden, experts, inter, topk) &&
+                  const int64_t tile = tile_rows(tokens, experts, topk);
+                  const bool tiled = launch::fused_moe_tiled_fits(elem, tokens, hidden, experts, inter, topk, tile) &&
                                      env_switch("FK_MOE_CUBLASLT", "1", "0");
                   const size_t own = launch::fused_moe_workspace_bytes(elem, tokens, hidden, experts, inter, topk);
-                  const size_t bytes = std::max(
-                      own, tiled ? launch::fused_moe_tiled_workspace_bytes(elem, tokens, hidden, experts, inter, topk)
-                                 : size_t{0});
+                  const size_t bytes = std::max(own, tiled ? launch::fused_moe_tiled_workspace_bytes(
+                                                                 elem, tokens, hidden, experts, inter, topk, tile)
+                                                           : size_t{0});
                   const Scratch workspace(bytes, stream);
                   if (tiled &&
-                      run_tiled(c, elem, tokens, hidden, experts, inter, topk, activation, workspace.p, stream))
+                      run_tiled(c, elem, tokens, hidden, experts, inter, topk, tile, activation, workspace.p, stream))
                     return;
                   host::check_launch(
                       launch::fused_moe(c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),

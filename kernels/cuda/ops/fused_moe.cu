@@ -319,24 +319,26 @@ struct FusedMoe {
 
 size_t elem_size(launch::Elem elem) { return elem == launch::Elem::kF32 ? 4 : 2; }
 
-// ---- The tiled form (launch::fused_moe_tiled_*): every tile of kTileRows rows its own
-// slot of kTileRows rows in padded buffers, so that one pointer-array batched GEMM runs
-// all the tiles (the caller's cuBLASLt). Pair i's row is pad_of[i] in every buffer.
+// ---- The tiled form (launch::fused_moe_tiled_*): every tile of `tile` rows (128, 256
+// or 512) its own slot of that many rows in padded buffers, so that one pointer-array
+// batched GEMM runs all the tiles (the caller's cuBLASLt). Pair i's row is pad_of[i] in
+// every buffer.
 
-constexpr int kTileRows = 128;
+bool tile_rows_ok(int64_t tile) { return tile == 128 || tile == 256 || tile == 512; }
 
 struct TiledLayout {
-  int64_t pairs, max_tiles, rows;  // rows: max_tiles * kTileRows
+  int64_t tile, pairs, max_tiles, rows;  // rows: max_tiles * tile
   size_t counts, cursor, offsets, first_tile, num_tiles, tile_expert, tile_row0, tile_rows, pad_of, ptrs, a_pad, gu,
       mid, y, total;
 };
 
 TiledLayout tiled_layout_of(size_t elem_size, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                            int64_t topk) {
+                            int64_t topk, int64_t tile) {
   TiledLayout l{};
+  l.tile = tile;
   l.pairs = tokens * topk;
-  l.max_tiles = max_tiles_of(l.pairs, experts, kTileRows);
-  l.rows = l.max_tiles * kTileRows;
+  l.max_tiles = max_tiles_of(l.pairs, experts, static_cast<int>(tile));
+  l.rows = l.max_tiles * tile;
   size_t off = 0;
   const auto take = [&](size_t bytes) {
     const size_t at = off;
@@ -365,8 +367,8 @@ TiledLayout tiled_layout_of(size_t elem_size, int64_t tokens, int64_t hidden, in
   return l;
 }
 
-// One thread: the tiles of kTileRows rows, and each expert's first tile.
-__global__ void tiled_plan(const int32_t* __restrict__ counts, int experts, int32_t* __restrict__ offsets,
+// One thread: the tiles of `tile` rows, and each expert's first tile.
+__global__ void tiled_plan(const int32_t* __restrict__ counts, int experts, int tile, int32_t* __restrict__ offsets,
                            int32_t* __restrict__ first_tile, int32_t* __restrict__ tile_expert,
                            int32_t* __restrict__ tile_row0, int32_t* __restrict__ tile_rows,
                            int32_t* __restrict__ num_tiles) {
@@ -374,10 +376,10 @@ __global__ void tiled_plan(const int32_t* __restrict__ counts, int experts, int3
   for (int e = 0; e < experts; ++e) {
     offsets[e] = row;
     first_tile[e] = tiles;
-    for (int32_t r = 0; r < counts[e]; r += kTileRows) {
+    for (int32_t r = 0; r < counts[e]; r += tile) {
       tile_expert[tiles] = e;
       tile_row0[tiles] = row + r;
-      tile_rows[tiles] = counts[e] - r < kTileRows ? counts[e] - r : kTileRows;
+      tile_rows[tiles] = counts[e] - r < tile ? counts[e] - r : tile;
       ++tiles;
     }
     row += counts[e];
@@ -387,13 +389,13 @@ __global__ void tiled_plan(const int32_t* __restrict__ counts, int experts, int3
 
 // pad_of[i]: pair i's row in the padded buffers (its expert's first tile's slot plus its
 // place among the expert's pairs); -1 for an id out of range.
-__global__ void tiled_fill(const int32_t* __restrict__ ids, int64_t pairs, int experts,
+__global__ void tiled_fill(const int32_t* __restrict__ ids, int64_t pairs, int experts, int tile,
                            const int32_t* __restrict__ first_tile, int32_t* __restrict__ cursor,
                            int32_t* __restrict__ pad_of) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int32_t e = ids[i];
-    pad_of[i] = e >= 0 && e < experts ? first_tile[e] * kTileRows + atomicAdd(&cursor[e], 1) : -1;
+    pad_of[i] = e >= 0 && e < experts ? first_tile[e] * tile + atomicAdd(&cursor[e], 1) : -1;
   }
 }
 
@@ -413,12 +415,13 @@ __global__ void tiled_gather(uint4* __restrict__ a_pad, const uint4* __restrict_
 // the tile's expert -> gu rows) and down (mid rows x w2 -> y rows). Slots past the
 // tiles routing made compute on their own rows, which nothing reads.
 template <typename T>
-__global__ void tiled_pointers(void** __restrict__ ptrs, int64_t max_tiles, const int32_t* __restrict__ num_tiles,
-                               const int32_t* __restrict__ tile_expert, const T* a_pad, const T* w13, const T* w2,
-                               float* gu, const T* mid, float* y, int64_t hidden, int64_t inter) {
+__global__ void tiled_pointers(void** __restrict__ ptrs, int64_t max_tiles, int64_t tile,
+                               const int32_t* __restrict__ num_tiles, const int32_t* __restrict__ tile_expert,
+                               const T* a_pad, const T* w13, const T* w2, float* gu, const T* mid, float* y,
+                               int64_t hidden, int64_t inter) {
   for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < max_tiles;
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = t < *num_tiles ? tile_expert[t] : 0, r0 = t * kTileRows;
+    const int64_t e = t < *num_tiles ? tile_expert[t] : 0, r0 = t * tile;
     ptrs[t] = const_cast<T*>(a_pad + r0 * hidden);
     ptrs[max_tiles + t] = const_cast<T*>(w13 + e * 2 * inter * hidden);
     ptrs[2 * max_tiles + t] = gu + r0 * 2 * inter;
@@ -432,12 +435,13 @@ __global__ void tiled_pointers(void** __restrict__ ptrs, int64_t max_tiles, cons
 // 4 columns a thread (inter a multiple of 8).
 template <typename T>
 __global__ void tiled_act(T* __restrict__ mid, const float* __restrict__ gu, const int32_t* __restrict__ num_tiles,
-                          const int32_t* __restrict__ tile_rows, int64_t rows, int64_t inter, int activation) {
+                          const int32_t* __restrict__ tile_rows, int64_t rows, int64_t tile_size, int64_t inter,
+                          int activation) {
   const int64_t quads = inter / 4;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * quads;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / quads, j = (i % quads) * 4, tile = row / kTileRows;
-    if (tile >= *num_tiles || row % kTileRows >= tile_rows[tile]) continue;
+    const int64_t row = i / quads, j = (i % quads) * 4, tile = row / tile_size;
+    if (tile >= *num_tiles || row % tile_size >= tile_rows[tile]) continue;
     const float4 g = *reinterpret_cast<const float4*>(gu + row * 2 * inter + j);
     const float4 u = *reinterpret_cast<const float4*>(gu + row * 2 * inter + inter + j);
     T* o = mid + row * inter + j;
@@ -453,7 +457,7 @@ launch::MoeTiled tiled_views(const TiledLayout& l, void* workspace) {
   void** ptrs = reinterpret_cast<void**>(ws + l.ptrs);
   launch::MoeTiled v;
   v.max_tiles = l.max_tiles;
-  v.rows = kTileRows;
+  v.rows = l.tile;
   v.gate_up = {ptrs + 2 * l.max_tiles, ptrs, ptrs + l.max_tiles};
   v.down = {ptrs + 5 * l.max_tiles, ptrs + 3 * l.max_tiles, ptrs + 4 * l.max_tiles};
   return v;
@@ -462,24 +466,24 @@ launch::MoeTiled tiled_views(const TiledLayout& l, void* workspace) {
 template <typename T>
 struct TiledPrepare {
   static cudaError_t run(const void* x, const void* w13, const void* w2, const int32_t* ids, int64_t tokens,
-                         int64_t hidden, int64_t experts, int64_t inter, int64_t topk, void* workspace,
+                         int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int64_t tile, void* workspace,
                          cudaStream_t stream) {
-    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk);
+    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk, tile);
     char* ws = static_cast<char*>(workspace);
     const auto at = [&](size_t off) { return reinterpret_cast<int32_t*>(ws + off); };
     cudaError_t err = cudaMemsetAsync(ws + l.counts, 0, l.offsets - l.counts, stream);  // counts and cursor
     if (err != cudaSuccess) return err;
     const int e = static_cast<int>(experts);
     route_count<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.counts));
-    tiled_plan<<<1, 1, 0, stream>>>(at(l.counts), e, at(l.offsets), at(l.first_tile), at(l.tile_expert),
-                                    at(l.tile_row0), at(l.tile_rows), at(l.num_tiles));
-    tiled_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.first_tile), at(l.cursor),
-                                                           at(l.pad_of));
+    tiled_plan<<<1, 1, 0, stream>>>(at(l.counts), e, static_cast<int>(tile), at(l.offsets), at(l.first_tile),
+                                    at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles));
+    tiled_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, static_cast<int>(tile), at(l.first_tile),
+                                                           at(l.cursor), at(l.pad_of));
     const int64_t row_vecs = hidden * static_cast<int64_t>(sizeof(T)) / 16;
     tiled_gather<<<static_cast<unsigned>(std::min<int64_t>(l.pairs, 65535)), 128, 0, stream>>>(
         reinterpret_cast<uint4*>(ws + l.a_pad), static_cast<const uint4*>(x), at(l.pad_of), l.pairs, row_vecs, topk);
     tiled_pointers<T><<<blocks_for(l.max_tiles), kBlock, 0, stream>>>(
-        reinterpret_cast<void**>(ws + l.ptrs), l.max_tiles, at(l.num_tiles), at(l.tile_expert),
+        reinterpret_cast<void**>(ws + l.ptrs), l.max_tiles, tile, at(l.num_tiles), at(l.tile_expert),
         reinterpret_cast<const T*>(ws + l.a_pad), static_cast<const T*>(w13), static_cast<const T*>(w2),
         reinterpret_cast<float*>(ws + l.gu), reinterpret_cast<const T*>(ws + l.mid), reinterpret_cast<float*>(ws + l.y),
         hidden, inter);
@@ -489,14 +493,14 @@ struct TiledPrepare {
 
 template <typename T>
 struct TiledAct {
-  static cudaError_t run(int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int activation,
-                         void* workspace, cudaStream_t stream) {
-    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk);
+  static cudaError_t run(int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int64_t tile,
+                         int activation, void* workspace, cudaStream_t stream) {
+    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk, tile);
     char* ws = static_cast<char*>(workspace);
     tiled_act<T><<<blocks_for(l.rows * (inter / 4)), kBlock, 0, stream>>>(
         reinterpret_cast<T*>(ws + l.mid), reinterpret_cast<const float*>(ws + l.gu),
         reinterpret_cast<const int32_t*>(ws + l.num_tiles), reinterpret_cast<const int32_t*>(ws + l.tile_rows), l.rows,
-        inter, activation);
+        l.tile, inter, activation);
     return cudaGetLastError();
   }
 };
@@ -504,8 +508,8 @@ struct TiledAct {
 template <typename T>
 struct TiledCombine {
   static cudaError_t run(void* out, const float* tw, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                         int64_t topk, void* workspace, cudaStream_t stream) {
-    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk);
+                         int64_t topk, int64_t tile, void* workspace, cudaStream_t stream) {
+    const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk, tile);
     char* ws = static_cast<char*>(workspace);
     moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(
         static_cast<T*>(out), reinterpret_cast<const float*>(ws + l.y), tw,
@@ -536,46 +540,55 @@ cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* 
 
 namespace fk::cuda {
 
+int64_t launch::fused_moe_tiled_rows(int64_t tokens, int64_t experts, int64_t topk) {
+  // Each tile streams its expert's weights once: taller tiles do more FLOPs a weight byte
+  // read, shorter ones waste fewer padded rows (up to tile - 1 an expert).
+  const int64_t rows_per_expert = experts > 0 ? tokens * topk / experts : 0;
+  return rows_per_expert >= 512 ? 256 : 128;
+}
+
 bool launch::fused_moe_tiled_fits(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                                  int64_t topk) {
-  if (trivial(tokens, hidden, experts, inter, topk)) return false;
+                                  int64_t topk, int64_t tile) {
+  if (trivial(tokens, hidden, experts, inter, topk) || !tile_rows_ok(tile)) return false;
   const Plan plan = plan_of(elem, tokens, hidden, experts, inter, topk);
   const int64_t pairs = tokens * topk;
-  return plan.mma && plan.bm == kTileRows && pairs <= INT_MAX && experts <= INT_MAX &&
-         max_tiles_of(pairs, experts, kTileRows) * kTileRows <= INT_MAX;
+  return plan.mma && plan.bm == 128 && pairs <= INT_MAX && experts <= INT_MAX &&
+         max_tiles_of(pairs, experts, static_cast<int>(tile)) * tile <= INT_MAX;
 }
 
 size_t launch::fused_moe_tiled_workspace_bytes(Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
-                                               int64_t inter, int64_t topk) {
-  return tiled_layout_of(elem_size(elem), tokens, hidden, experts, inter, topk).total;
+                                               int64_t inter, int64_t topk, int64_t tile) {
+  return tiled_layout_of(elem_size(elem), tokens, hidden, experts, inter, topk, tile).total;
 }
 
 launch::MoeTiled launch::fused_moe_tiled_views(Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
-                                               int64_t inter, int64_t topk, void* workspace) {
-  return tiled_views(tiled_layout_of(elem_size(elem), tokens, hidden, experts, inter, topk), workspace);
+                                               int64_t inter, int64_t topk, int64_t tile, void* workspace) {
+  return tiled_views(tiled_layout_of(elem_size(elem), tokens, hidden, experts, inter, topk, tile), workspace);
 }
 
 cudaError_t launch::fused_moe_tiled_prepare(const void* hidden_states, const void* w13, const void* w2,
                                             const int32_t* topk_ids, Elem elem, int64_t tokens, int64_t hidden,
-                                            int64_t experts, int64_t inter, int64_t topk, void* workspace,
+                                            int64_t experts, int64_t inter, int64_t topk, int64_t tile, void* workspace,
                                             cudaStream_t stream) {
-  if (elem == Elem::kF32) return cudaErrorInvalidValue;
+  if (elem == Elem::kF32 || !tile_rows_ok(tile)) return cudaErrorInvalidValue;
   return FK_CUDA_DISPATCH_ELEM(elem, TiledPrepare, hidden_states, w13, w2, topk_ids, tokens, hidden, experts, inter,
-                               topk, workspace, stream);
+                               topk, tile, workspace, stream);
 }
 
 cudaError_t launch::fused_moe_tiled_act(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                                        int64_t topk, int activation, void* workspace, cudaStream_t stream) {
-  if (elem == Elem::kF32) return cudaErrorInvalidValue;
-  return FK_CUDA_DISPATCH_ELEM(elem, TiledAct, tokens, hidden, experts, inter, topk, activation, workspace, stream);
+                                        int64_t topk, int64_t tile, int activation, void* workspace,
+                                        cudaStream_t stream) {
+  if (elem == Elem::kF32 || !tile_rows_ok(tile)) return cudaErrorInvalidValue;
+  return FK_CUDA_DISPATCH_ELEM(elem, TiledAct, tokens, hidden, experts, inter, topk, tile, activation, workspace,
+                               stream);
 }
 
 cudaError_t launch::fused_moe_tiled_combine(void* out, const float* topk_weights, Elem elem, int64_t tokens,
-                                            int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
+                                            int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int64_t tile,
                                             void* workspace, cudaStream_t stream) {
-  if (elem == Elem::kF32) return cudaErrorInvalidValue;
-  return FK_CUDA_DISPATCH_ELEM(elem, TiledCombine, out, topk_weights, tokens, hidden, experts, inter, topk, workspace,
-                               stream);
+  if (elem == Elem::kF32 || !tile_rows_ok(tile)) return cudaErrorInvalidValue;
+  return FK_CUDA_DISPATCH_ELEM(elem, TiledCombine, out, topk_weights, tokens, hidden, experts, inter, topk, tile,
+                               workspace, stream);
 }
 
 }  // namespace fk::cuda

@@ -30,14 +30,14 @@ cudaError_t fused_moe(void* out, const void* hidden_states, const void* w13, con
 
 // The tiled form, for prefill sizes (fp16/bf16, hidden and inter multiples of 8, more
 // than 96 rows an expert expected; fused_moe_tiled_fits): routing cuts each expert's
-// pairs into tiles of 128 rows and gives every tile a slot of its own in padded buffers,
-// so that the caller runs both GEMMs as pointer-array batched GEMMs over all the tile
-// slots (MoeTiled: m = 128 rows each, fp32 outputs):
+// pairs into tiles of `tile` rows and gives every tile a slot of its own in padded
+// buffers, so that the caller runs both GEMMs as pointer-array batched GEMMs over all
+// the tile slots (MoeTiled: m = tile rows each, fp32 outputs):
 //   1. fused_moe_tiled_prepare: routing, the token rows gathered into their slots, the
 //      pointer arrays;
-//   2. gate_up: gu[slot] (fp32, [128, 2 inter]) = a[slot] @ w13[e]^T;
+//   2. gate_up: gu[slot] (fp32, [tile, 2 inter]) = a[slot] @ w13[e]^T;
 //   3. fused_moe_tiled_act: mid = round(act(gate) * up) for the routed rows;
-//   4. down: y[slot] (fp32, [128, hidden]) = mid[slot] @ w2[e]^T;
+//   4. down: y[slot] (fp32, [tile, hidden]) = mid[slot] @ w2[e]^T;
 //   5. fused_moe_tiled_combine: out as fused_moe's combine.
 // Slots past the routed tiles hold rows nothing reads. Nothing syncs (it may be captured).
 struct MoeBatch {
@@ -49,17 +49,23 @@ struct MoeTiled {
   int64_t max_tiles = 0, rows = 0;
   MoeBatch gate_up{}, down{};
 };
-bool fused_moe_tiled_fits(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk);
+// The tile height for these sizes: 256 rows with 512 or more rows an expert expected,
+// else 128.
+int64_t fused_moe_tiled_rows(int64_t tokens, int64_t experts, int64_t topk);
+// `tile`: 128, 256 or 512 rows.
+bool fused_moe_tiled_fits(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
+                          int64_t tile);
 size_t fused_moe_tiled_workspace_bytes(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                                       int64_t topk);
+                                       int64_t topk, int64_t tile);
 MoeTiled fused_moe_tiled_views(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
-                               void* workspace);
+                               int64_t tile, void* workspace);
 cudaError_t fused_moe_tiled_prepare(const void* hidden_states, const void* w13, const void* w2, const int32_t* topk_ids,
                                     Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                                    int64_t topk, void* workspace, cudaStream_t stream);
+                                    int64_t topk, int64_t tile, void* workspace, cudaStream_t stream);
 cudaError_t fused_moe_tiled_act(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
-                                int activation, void* workspace, cudaStream_t stream);
+                                int64_t tile, int activation, void* workspace, cudaStream_t stream);
 cudaError_t fused_moe_tiled_combine(void* out, const float* topk_weights, Elem elem, int64_t tokens, int64_t hidden,
-                                    int64_t experts, int64_t inter, int64_t topk, void* workspace, cudaStream_t stream);
+                                    int64_t experts, int64_t inter, int64_t topk, int64_t tile, void* workspace,
+                                    cudaStream_t stream);
 
 }  // namespace fk::cuda::launch

@@ -54,6 +54,27 @@ TEST(FusedMoePaths, CublasLtTilesMatchTheReference) {
   EXPECT_TRUE(batched_plan_listed()) << "the tiled path did not ask cuBLASLt for its batched GEMMs";
 }
 
+// Taller tiles (the height chosen for 512+ rows an expert, and 512) over the same
+// uneven experts: fewer, partly filled slots.
+TEST(FusedMoePaths, CublasLtTallerTilesMatchTheReference) {
+  ::setenv("FK_MOE_CUBLASLT", "1", 1);
+  for (const char* rows : {"256", "512"}) {
+    ::setenv("FK_MOE_TILE_ROWS", rows, 1);
+    for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
+  }
+  EXPECT_TRUE(batched_plan_listed());
+}
+
+TEST(FusedMoePaths, BadTileRowsNamesTheVariable) {
+  ::setenv("FK_MOE_TILE_ROWS", "100", 1);
+  try {
+    expect_matches_reference(DType::kBF16);
+    FAIL() << "FK_MOE_TILE_ROWS=100 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FK_MOE_TILE_ROWS=100"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FusedMoePaths, OwnKernelsMatchTheReference) {
   ::setenv("FK_MOE_CUBLASLT", "0", 1);
   for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
