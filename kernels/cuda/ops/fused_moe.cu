@@ -61,9 +61,37 @@ Plan plan_of(launch::Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
 // Tiles of `bm` rows there can be at most: sum over experts of ceil(count / bm).
 int64_t max_tiles_of(int64_t pairs, int64_t experts, int bm) { return (pairs + experts * (bm - 1)) / bm; }
 
-struct Layout {
-  int64_t pairs, max_tiles;  // max_tiles: for the smallest tile (16 rows), so any path fits
-  size_t counts, cursor, offsets, num_tiles, tile_expert, tile_row0, tile_rows, pos_of, sorted, mid, y, total;
+// Offsets of the parts of one scratch allocation, each 256-byte aligned.
+struct Carver {
+  size_t off = 0;
+  size_t take(size_t bytes) {
+    const size_t at = off;
+    off += (bytes + 255) / 256 * 256;
+    return at;
+  }
+  static size_t ints(int64_t n) { return static_cast<size_t>(n) * sizeof(int32_t); }
+};
+
+// The routing tables at the front of either form's scratch (counts and cursor adjacent:
+// one memset zeroes both).
+struct RouteTables {
+  int64_t pairs, max_tiles;
+  size_t counts, cursor, offsets, first_tile, num_tiles, tile_expert, tile_row0, tile_rows;
+};
+
+void carve_route(Carver& c, RouteTables& r, int64_t experts) {
+  r.counts = c.take(Carver::ints(experts));
+  r.cursor = c.take(Carver::ints(experts));
+  r.offsets = c.take(Carver::ints(experts));
+  r.first_tile = c.take(Carver::ints(experts));
+  r.num_tiles = c.take(Carver::ints(1));
+  r.tile_expert = c.take(Carver::ints(r.max_tiles));
+  r.tile_row0 = c.take(Carver::ints(r.max_tiles));
+  r.tile_rows = c.take(Carver::ints(r.max_tiles));
+}
+
+struct Layout : RouteTables {  // max_tiles: for the smallest tile (16 rows), so any path fits
+  size_t pos_of, sorted, mid, y, total;
 };
 
 Layout layout_of(size_t elem_size, const Plan& plan, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
@@ -71,26 +99,14 @@ Layout layout_of(size_t elem_size, const Plan& plan, int64_t tokens, int64_t hid
   Layout l{};
   l.pairs = tokens * topk;
   l.max_tiles = max_tiles_of(l.pairs, experts, std::min(plan.bm, kBM));
-  size_t off = 0;
-  const auto take = [&](size_t bytes) {
-    const size_t at = off;
-    off += (bytes + 255) / 256 * 256;
-    return at;
-  };
-  const auto ints = [](int64_t n) { return static_cast<size_t>(n) * sizeof(int32_t); };
-  l.counts = take(ints(experts));
-  l.cursor = take(ints(experts));
-  l.offsets = take(ints(experts));
-  l.num_tiles = take(ints(1));
-  l.tile_expert = take(ints(l.max_tiles));
-  l.tile_row0 = take(ints(l.max_tiles));
-  l.tile_rows = take(ints(l.max_tiles));
-  l.pos_of = take(ints(l.pairs));
-  l.sorted = take(ints(l.pairs));
-  l.mid = take(static_cast<size_t>(l.pairs) * static_cast<size_t>(inter) * elem_size);
-  l.y = take(static_cast<size_t>(plan.splits) * static_cast<size_t>(l.pairs) * static_cast<size_t>(hidden) *
-             sizeof(float));
-  l.total = off;
+  Carver c;
+  carve_route(c, l, experts);
+  l.pos_of = c.take(Carver::ints(l.pairs));
+  l.sorted = c.take(Carver::ints(l.pairs));
+  l.mid = c.take(static_cast<size_t>(l.pairs) * static_cast<size_t>(inter) * elem_size);
+  l.y = c.take(static_cast<size_t>(plan.splits) * static_cast<size_t>(l.pairs) * static_cast<size_t>(hidden) *
+               sizeof(float));
+  l.total = c.off;
   return l;
 }
 
@@ -112,13 +128,16 @@ __global__ void route_count(const int32_t* __restrict__ ids, int64_t pairs, int 
   }
 }
 
-// One thread: exclusive prefix sum of the counts and the list of tiles of bm rows.
+// One thread: exclusive prefix sum of the counts, the list of tiles of bm rows and each
+// expert's first tile.
 __global__ void route_plan(const int32_t* __restrict__ counts, int experts, int bm, int32_t* __restrict__ offsets,
-                           int32_t* __restrict__ tile_expert, int32_t* __restrict__ tile_row0,
-                           int32_t* __restrict__ tile_rows, int32_t* __restrict__ num_tiles) {
+                           int32_t* __restrict__ first_tile, int32_t* __restrict__ tile_expert,
+                           int32_t* __restrict__ tile_row0, int32_t* __restrict__ tile_rows,
+                           int32_t* __restrict__ num_tiles) {
   int32_t row = 0, tiles = 0;
   for (int e = 0; e < experts; ++e) {
     offsets[e] = row;
+    first_tile[e] = tiles;
     for (int32_t r = 0; r < counts[e]; r += bm) {
       tile_expert[tiles] = e;
       tile_row0[tiles] = row + r;
@@ -285,8 +304,8 @@ struct FusedMoe {
     if (err != cudaSuccess) return err;
     const int e = static_cast<int>(experts);
     route_count<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.counts));
-    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, bm, at(l.offsets), at(l.tile_expert), at(l.tile_row0),
-                                    at(l.tile_rows), at(l.num_tiles));
+    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, bm, at(l.offsets), at(l.first_tile), at(l.tile_expert),
+                                    at(l.tile_row0), at(l.tile_rows), at(l.num_tiles));
     route_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.offsets), at(l.cursor),
                                                            at(l.sorted), at(l.pos_of));
     const int64_t tiles = max_tiles_of(l.pairs, experts, bm);
@@ -326,10 +345,9 @@ size_t elem_size(launch::Elem elem) { return elem == launch::Elem::kF32 ? 4 : 2;
 
 bool tile_rows_ok(int64_t tile) { return tile == 128 || tile == 256 || tile == 512; }
 
-struct TiledLayout {
-  int64_t tile, pairs, max_tiles, rows;  // rows: max_tiles * tile
-  size_t counts, cursor, offsets, first_tile, num_tiles, tile_expert, tile_row0, tile_rows, pad_of, ptrs, a_pad, gu,
-      mid, y, total;
+struct TiledLayout : RouteTables {
+  int64_t tile, rows;  // rows: max_tiles * tile
+  size_t pad_of, ptrs, a_pad, gu, mid, y, total;
 };
 
 TiledLayout tiled_layout_of(size_t elem_size, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
@@ -339,52 +357,19 @@ TiledLayout tiled_layout_of(size_t elem_size, int64_t tokens, int64_t hidden, in
   l.pairs = tokens * topk;
   l.max_tiles = max_tiles_of(l.pairs, experts, static_cast<int>(tile));
   l.rows = l.max_tiles * tile;
-  size_t off = 0;
-  const auto take = [&](size_t bytes) {
-    const size_t at = off;
-    off += (bytes + 255) / 256 * 256;
-    return at;
-  };
-  const auto ints = [](int64_t n) { return static_cast<size_t>(n) * sizeof(int32_t); };
   const auto rows_of = [&](int64_t width, size_t bytes) {
     return static_cast<size_t>(l.rows) * static_cast<size_t>(width) * bytes;
   };
-  l.counts = take(ints(experts));
-  l.cursor = take(ints(experts));
-  l.offsets = take(ints(experts));
-  l.first_tile = take(ints(experts));
-  l.num_tiles = take(ints(1));
-  l.tile_expert = take(ints(l.max_tiles));
-  l.tile_row0 = take(ints(l.max_tiles));
-  l.tile_rows = take(ints(l.max_tiles));
-  l.pad_of = take(ints(l.pairs));
-  l.ptrs = take(6 * static_cast<size_t>(l.max_tiles) * sizeof(void*));
-  l.a_pad = take(rows_of(hidden, elem_size));
-  l.gu = take(rows_of(2 * inter, sizeof(float)));
-  l.mid = take(rows_of(inter, elem_size));
-  l.y = take(rows_of(hidden, sizeof(float)));
-  l.total = off;
+  Carver c;
+  carve_route(c, l, experts);
+  l.pad_of = c.take(Carver::ints(l.pairs));
+  l.ptrs = c.take(6 * static_cast<size_t>(l.max_tiles) * sizeof(void*));
+  l.a_pad = c.take(rows_of(hidden, elem_size));
+  l.gu = c.take(rows_of(2 * inter, sizeof(float)));
+  l.mid = c.take(rows_of(inter, elem_size));
+  l.y = c.take(rows_of(hidden, sizeof(float)));
+  l.total = c.off;
   return l;
-}
-
-// One thread: the tiles of `tile` rows, and each expert's first tile.
-__global__ void tiled_plan(const int32_t* __restrict__ counts, int experts, int tile, int32_t* __restrict__ offsets,
-                           int32_t* __restrict__ first_tile, int32_t* __restrict__ tile_expert,
-                           int32_t* __restrict__ tile_row0, int32_t* __restrict__ tile_rows,
-                           int32_t* __restrict__ num_tiles) {
-  int32_t row = 0, tiles = 0;
-  for (int e = 0; e < experts; ++e) {
-    offsets[e] = row;
-    first_tile[e] = tiles;
-    for (int32_t r = 0; r < counts[e]; r += tile) {
-      tile_expert[tiles] = e;
-      tile_row0[tiles] = row + r;
-      tile_rows[tiles] = counts[e] - r < tile ? counts[e] - r : tile;
-      ++tiles;
-    }
-    row += counts[e];
-  }
-  *num_tiles = tiles;
 }
 
 // pad_of[i]: pair i's row in the padded buffers (its expert's first tile's slot plus its
@@ -475,7 +460,7 @@ struct TiledPrepare {
     if (err != cudaSuccess) return err;
     const int e = static_cast<int>(experts);
     route_count<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, at(l.counts));
-    tiled_plan<<<1, 1, 0, stream>>>(at(l.counts), e, static_cast<int>(tile), at(l.offsets), at(l.first_tile),
+    route_plan<<<1, 1, 0, stream>>>(at(l.counts), e, static_cast<int>(tile), at(l.offsets), at(l.first_tile),
                                     at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles));
     tiled_fill<<<blocks_for(l.pairs), kBlock, 0, stream>>>(ids, l.pairs, e, static_cast<int>(tile), at(l.first_tile),
                                                            at(l.cursor), at(l.pad_of));
