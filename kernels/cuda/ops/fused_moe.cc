@@ -18,6 +18,7 @@
 #include "kernels/cuda/ops/scratch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
@@ -100,7 +101,10 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                   const int activation = static_cast<int>(c.iparam(0));
                   const cudaStream_t stream = current_stream();
                   const int64_t tile = tile_rows(tokens, experts, topk);
+                  // The gather copies 16 bytes at a time; cuBLASLt is told 16-byte alignment.
+                  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
                   const bool tiled = launch::fused_moe_tiled_fits(elem, tokens, hidden, experts, inter, topk, tile) &&
+                                     aligned(x.data()) && aligned(c.arg(kW13).data()) && aligned(c.arg(kW2).data()) &&
                                      env_switch("FK_MOE_CUBLASLT", "1", "0");
                   const size_t own = launch::fused_moe_workspace_bytes(elem, tokens, hidden, experts, inter, topk);
                   const size_t bytes = std::max(own, tiled ? launch::fused_moe_tiled_workspace_bytes(
