@@ -10,6 +10,7 @@
 #include "kernels/cuda/ops/linear_lt.h"
 #include "kernels/op.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -20,11 +21,11 @@ namespace {
 
 // Runs fused_moe on the CUDA backend and compares with the fp64 reference. Token r
 // chooses experts 0 and 1 + r % 2 (expert 0: every token, three tiles; expert 3: none).
-void expect_matches_reference(DType dtype) {
+void expect_matches_reference(DType dtype, int64_t inter = 200) {
   register_builtin_ops();
   const auto backend = backend_create(DeviceKind::kCuda, 0);
   const OpDef& def = OpRegistry::global().def("fused_moe");
-  const OpShape shape{{{"tokens", 300}, {"hidden", 256}, {"experts", 4}, {"inter", 200}, {"k", 2}}, {0}};
+  const OpShape shape{{{"tokens", 300}, {"hidden", 256}, {"experts", 4}, {"inter", inter}, {"k", 2}}, {0}};
   OpCall call = def.make(shape, dtype, RngStream(7, "moe-paths"));
   Tensor& ids = call.args[5];
   for (int64_t r = 0; r < 300; ++r) {
@@ -42,16 +43,20 @@ void expect_matches_reference(DType dtype) {
   EXPECT_LT(cmp.rel_l2, dtype == DType::kF16 ? 2e-3 : 1.6e-2) << dtype_name(dtype);
 }
 
-bool batched_plan_listed() {
+// Whether LinearLt has seen a batched gate/up problem of `inter` (n = 2 inter, k = 256):
+// plans persist in the process, so each test asks about a size of its own.
+bool batched_plan_listed(int64_t inter) {
+  const std::string gate_up = fmt::format(" n {} k 256 ", 2 * inter);
   for (const auto& line : cuda::LinearLt::instance().plans())
-    if (line.find("pointer arrays") != std::string::npos) return true;
+    if (line.find("pointer arrays") != std::string::npos && line.find(gate_up) != std::string::npos) return true;
   return false;
 }
 
 TEST(FusedMoePaths, CublasLtTilesMatchTheReference) {
   ::setenv("FK_MOE_CUBLASLT", "1", 1);
+  ::unsetenv("FK_MOE_TILE_ROWS");
   for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
-  EXPECT_TRUE(batched_plan_listed()) << "the tiled path did not ask cuBLASLt for its batched GEMMs";
+  EXPECT_TRUE(batched_plan_listed(200)) << "the tiled path did not ask cuBLASLt for its batched GEMMs";
 }
 
 // Taller tiles (the height chosen for 512+ rows an expert, and 512) over the same
@@ -60,15 +65,16 @@ TEST(FusedMoePaths, CublasLtTallerTilesMatchTheReference) {
   ::setenv("FK_MOE_CUBLASLT", "1", 1);
   for (const char* rows : {"256", "512"}) {
     ::setenv("FK_MOE_TILE_ROWS", rows, 1);
-    for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
+    for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt, 216);
   }
-  EXPECT_TRUE(batched_plan_listed());
+  EXPECT_TRUE(batched_plan_listed(216));
 }
 
 TEST(FusedMoePaths, OwnKernelsMatchTheReference) {
   ::setenv("FK_MOE_CUBLASLT", "0", 1);
-  for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt);
-  EXPECT_FALSE(batched_plan_listed()) << "FK_MOE_CUBLASLT=0 still ran cuBLASLt's batched GEMMs";
+  ::unsetenv("FK_MOE_TILE_ROWS");
+  for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt, 208);
+  EXPECT_FALSE(batched_plan_listed(208)) << "FK_MOE_CUBLASLT=0 still ran cuBLASLt's batched GEMMs";
 }
 
 // The error of a run with environment variable `var` set to `value` ("" if none).
@@ -83,6 +89,7 @@ std::string error_with(const char* var, const char* value) {
 }
 
 TEST(FusedMoePaths, BadSettingsNameTheVariable) {
+  ::unsetenv("FK_MOE_TILE_ROWS");
   const std::string cublaslt = error_with("FK_MOE_CUBLASLT", "maybe");
   EXPECT_NE(cublaslt.find("FK_MOE_CUBLASLT=maybe"), std::string::npos) << cublaslt;
   ::unsetenv("FK_MOE_CUBLASLT");
