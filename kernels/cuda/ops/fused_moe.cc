@@ -6,7 +6,8 @@
 // At prefill sizes (launch::fused_moe_tiled_fits: fp16/bf16, more than 96 rows an expert)
 // both expert GEMMs are cuBLASLt pointer-array batched GEMMs over 128-row expert tiles
 // (LinearLt::matmul_batched, fp32 outputs, the CPU baseline's rounding points kept;
-// FK_MOE_TILE_ROWS=128/256/512 overrides the tile height chosen for the sizes);
+// 256-row tiles with 512+ rows an expert, else 128; FK_MOE_TILE_ROWS=128/256/512
+// overrides);
 // FK_MOE_CUBLASLT=0, or cuBLASLt offering no configuration for the batch, leaves them to
 // the own grouped GEMM kernels of fused_moe.cu (which every other size takes).
 #include "kernels/cuda/cuda_check.h"

@@ -525,11 +525,13 @@ cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* 
 
 namespace fk::cuda {
 
-int64_t launch::fused_moe_tiled_rows(int64_t, int64_t, int64_t) {
+int64_t launch::fused_moe_tiled_rows(int64_t tokens, int64_t experts, int64_t topk) {
   // Each tile streams its expert's weights once: taller tiles do more FLOPs a weight byte
-  // read, shorter ones waste fewer padded rows (up to tile - 1 an expert). 128 is the
-  // height measured on the GPU (bench/RESULTS.md); 256 and 512 are FK_MOE_TILE_ROWS's.
-  return 128;
+  // read, shorter ones waste fewer padded rows (up to tile - 1 an expert). Measured on an
+  // H100 at Mixtral's prefill (1024 rows an expert, bench/RESULTS.md): 256 rows 5.90 ms,
+  // 512 rows 6.05, 128 rows 8.10; 128 where an expert has fewer than 512 rows.
+  const int64_t rows_per_expert = experts > 0 ? tokens * topk / experts : 0;
+  return rows_per_expert >= 512 ? 256 : 128;
 }
 
 bool launch::fused_moe_tiled_fits(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,

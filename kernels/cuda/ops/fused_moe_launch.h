@@ -49,8 +49,8 @@ struct MoeTiled {
   int64_t max_tiles = 0, rows = 0;
   MoeBatch gate_up{}, down{};
 };
-// The tile height for these sizes (128 rows for now: the one measured; see
-// fused_moe.cu).
+// The tile height for these sizes: 256 rows with 512 or more rows an expert expected,
+// else 128 (fused_moe.cu says what was measured).
 int64_t fused_moe_tiled_rows(int64_t tokens, int64_t experts, int64_t topk);
 // `tile`: 128, 256 or 512 rows.
 bool fused_moe_tiled_fits(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
