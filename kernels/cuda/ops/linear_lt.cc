@@ -124,7 +124,7 @@ struct Descriptors {
 };
 
 // Up to kOffered configurations of the heuristic for this problem, best first. Throws
-// when it offers none.
+// when it offers none, unless may_be_empty (a pointer-array batch: none is returned).
 std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align,
                                                      bool may_be_empty = false) {
   cublasLtMatmulPreference_t pref = nullptr;

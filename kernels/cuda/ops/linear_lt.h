@@ -1,10 +1,10 @@
 // cuBLASLt state of the CUDA linear baseline: one cublasLt handle and one 32 MiB
 // workspace per device (made on first use, kept for the life of the process), and the
-// algorithm per problem (device, m, n, k, dtype, bias, pointer alignment), chosen once
-// and cached. cublasLtMatmulAlgoGetHeuristic offers up to 8 configurations; at the
-// problem's first call outside a stream capture each is timed on that call's buffers
-// (cold L2, the median of 5 to 25 calls) and the fastest is kept when it beats the
-// heuristic's first by more than 2%. A problem first seen inside a
+// algorithm per problem (device, m, n, k, dtype, bias, output type, batch count, pointer
+// alignment), chosen once and cached. cublasLtMatmulAlgoGetHeuristic offers up to 8
+// configurations; at the problem's first call outside a stream capture each is timed on
+// that call's buffers (cold L2, the median of 5 to 25 calls) and the fastest is kept
+// when it beats the heuristic's first by more than 2%. A problem first seen inside a
 // capture runs the heuristic's first until then. FK_CUBLASLT_AUTOTUNE=0 keeps the
 // heuristic's first untimed. Thread-safe: one mutex guards the maps; the timing and the
 // matmul itself run outside it.
