@@ -51,17 +51,31 @@ std::optional<double> number_if(ConfigReader& r, const char* key) {
   return r.number(key);
 }
 
-// hidden_size, num_hidden_layers and num_attention_heads with the class defaults given,
-// as many kv heads as heads (a config class without a kv-head key), head_dim from them.
-void read_mha_shape(ConfigReader& r, Architecture& a, int64_t hidden, int64_t layers, int64_t heads) {
-  a.hidden_size = r.integer_or("hidden_size", hidden, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", layers, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", heads, limits::kHeads);
+// The class defaults of a multi-head config class without a kv-head key (GPT-NeoX,
+// Persimmon).
+struct MhaDefaults {
+  int64_t hidden, layers, heads, intermediate, vocab, max_positions;
+  const char* hidden_act;
+};
+
+// hidden_size, num_hidden_layers and num_attention_heads (as many kv heads as heads,
+// head_dim from them), intermediate_size, vocab_size, max_position_embeddings,
+// layer_norm_eps, hidden_act and tie_word_embeddings, with the class defaults given.
+void read_mha_core(ConfigReader& r, Architecture& a, const MhaDefaults& d) {
+  a.hidden_size = r.integer_or("hidden_size", d.hidden, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", d.layers, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", d.heads, limits::kHeads);
   if (a.hidden_size % a.num_attention_heads != 0)
     r.fail("num_attention_heads",
            fmt::format("found {}, expected a divisor of hidden_size ({})", a.num_attention_heads, a.hidden_size));
   a.num_key_value_heads = a.num_attention_heads;
   a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.intermediate_size = r.integer_or("intermediate_size", d.intermediate, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", d.vocab, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", d.max_positions, limits::kMaxPositionEmbeddings);
+  a.norm.eps = r.number_or("layer_norm_eps", 1e-5, limits::kNormEps);
+  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", d.hidden_act));
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
 }
 
 }  // namespace
@@ -77,13 +91,7 @@ void partial_rope(ConfigReader& r, Architecture& a, double default_fraction, dou
 }
 
 void fill_gpt_neox(ConfigReader& r, Architecture& a) {
-  read_mha_shape(r, a, 6144, 44, 64);
-  a.intermediate_size = r.integer_or("intermediate_size", 24576, limits::kIntermediateSize);
-  a.vocab_size = r.integer_or("vocab_size", 50432, limits::kVocabSize);
-  a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
-  a.norm.eps = r.number_or("layer_norm_eps", 1e-5, limits::kNormEps);
-  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "gelu"));
-  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
+  read_mha_core(r, a, {6144, 44, 64, 24576, 50432, 2048, "gelu"});  // GPTNeoXConfig's defaults
   const bool bias = r.boolean_or("attention_bias", true);
   a.attention.qkv_bias = bias;
   a.attention.out_bias = bias;
@@ -128,13 +136,7 @@ void fill_phi(ConfigReader& r, Architecture& a) {
 // (interleaved per head), a squared-ReLU MLP with biases, one LayerNorm (with bias) for
 // every head of q and of k (qk_layernorm), and rope on half of each head.
 void fill_persimmon(ConfigReader& r, Architecture& a) {
-  read_mha_shape(r, a, 4096, 36, 64);  // PersimmonAttention has no kv-head key
-  a.intermediate_size = r.integer_or("intermediate_size", 16384, limits::kIntermediateSize);
-  a.vocab_size = r.integer_or("vocab_size", 262144, limits::kVocabSize);
-  a.max_position_embeddings = r.integer_or("max_position_embeddings", 16384, limits::kMaxPositionEmbeddings);
-  a.norm.eps = r.number_or("layer_norm_eps", 1e-5, limits::kNormEps);
-  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", "relu2"));
-  a.embedding.tied = r.boolean_or("tie_word_embeddings", false);
+  read_mha_core(r, a, {4096, 36, 64, 16384, 262144, 16384, "relu2"});  // PersimmonConfig's defaults
   a.attention.qkv_bias = true;  // query_key_value and dense are biased
   a.attention.out_bias = true;
   a.attention.qk_norm = r.boolean_or("qk_layernorm", true);
