@@ -218,6 +218,7 @@ void write_model_stage(h5::Writer& w, const JobResult& r) {
   }
   {
     ms.set_attr("memory_estimate_bytes", r.memory_estimate_bytes);
+    if (!r.reference_weights.empty()) ms.set_attr("reference_weights", r.reference_weights);
     std::vector<std::string> run, device;
     std::vector<int64_t> rank, in_use, reserved;
     for (const auto& m : r.memory) {

@@ -37,6 +37,7 @@ struct JobResult {
   std::vector<StepTiming> steps;
   std::vector<MemoryPeak> memory;      // one per (run, rank) where the allocator counts
   int64_t memory_estimate_bytes = 0;   // the planner's per-rank estimate (core/spec/memory.h)
+  std::string reference_weights;       // how the fp32 run held its weights: "resident", "streamed"; "" : no model stage
   std::vector<OpTiming> ops;
   std::vector<LayerError> layers;
   std::vector<LogitStats> logits;

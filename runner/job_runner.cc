@@ -164,6 +164,7 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   mc.seed = job.seed;
   mc.iterations = job.model_stage.enabled ? job.model_stage.iterations : 1;
   mc.graphs = job.model_stage.graphs;
+  mc.reference = job.model_stage.reference;
   mc.rank = group.rank();
   mc.record_instances = job.kernel_stage.enabled || !candidates.empty();
   ModelStageOutput model;
@@ -235,7 +236,11 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
                                       candidates.devices());
   r.meta.threads_per_rank = options.threads_per_rank;
   r.traced_rows_per_sequence = model.traced_rows_per_sequence;
-  r.memory_estimate_bytes = spec::memory_estimate(job.arch, job.workload, job.layout, job.backend).total();
+  // The estimate of the reference weights the model stage chose (rank 0's; every rank
+  // decides alike from the same estimate and device kind).
+  r.memory_estimate_bytes =
+      spec::memory_estimate(job.arch, job.workload, job.layout, job.backend, model.reference).total();
+  if (job.model_stage.enabled) r.reference_weights = spec::reference_weights_name(model.reference);
   const ModelFamily& family = model_family_of(job.arch);
   const auto steps = static_cast<int64_t>(family.steps(job.arch, job.workload).size());
   const ModelOutput output = family.output(job.arch);

@@ -153,15 +153,19 @@ class ModelStage {
     } else {
       source = std::make_unique<CheckpointWeights>(a_.checkpoint, a_, family_.checkpoint_names(a_));
     }
+    out_.reference = reference();
+    const bool streamed = out_.reference == spec::ReferenceWeights::kStreamed;
     // On the CPU the fp32 master is kept and rounded once; a device holds one
-    // precision at a time, each made in place for its run.
+    // precision at a time, each made in place for its run, and so does the CPU when the
+    // reference streams its weights (no whole fp32 copy is ever held then).
     std::shared_ptr<const Weights> master, lowp;
-    if (backend_->kind() == DeviceKind::kCpu) {
+    if (backend_->kind() == DeviceKind::kCpu && !streamed) {
       master = family_.master_weights(a_, pl_, *source);
       lowp = dtype == DType::kF32 ? master : std::shared_ptr<const Weights>(master->rounded(dtype));
     }
     auto weights = [&](DType d) -> std::shared_ptr<const Weights> {
       if (master) return d == DType::kF32 ? master : lowp;
+      if (streamed && d == DType::kF32) return family_.streamed_weights(a_, pl_, *source, d, *backend_);
       return family_.load_weights(a_, pl_, *source, d, *backend_);
     };
     const ImplSet base = ImplSet::baseline(backend_->kind());
@@ -194,6 +198,38 @@ class ModelStage {
  private:
   void note(const std::string& message) const {
     if (c_.rank == 0) progress_note("model stage: " + message);
+  }
+
+  // How the fp32 run holds its weights (ModelStageConfig::reference).
+  spec::ReferenceWeights reference() const {
+    const spec::ReferenceWeights asked = c_.reference;
+    const bool can = family_.streamed_weights != nullptr;
+    const bool fp32_workload = w_.dtype_for(a_) == DType::kF32;
+    if (asked == spec::ReferenceWeights::kStreamed) {
+      if (!can)
+        fail(ErrorKind::kUnsupported,
+             "model_stage.reference: streamed: the '{}' model family cannot stream its weights (use resident)",
+             a_.model_family);
+      if (fp32_workload)
+        fail(ErrorKind::kInvalidArgument,
+             "model_stage.reference: streamed: workload '{}' runs {} in fp32, so its baseline run holds the same "
+             "fp32 weights; streaming the reference saves nothing (use resident or a bf16/fp16 workload)",
+             w_.name, a_.name);
+      note("the fp32 run makes each layer's weights when it reaches it (model_stage.reference: streamed)");
+      return asked;
+    }
+    if (asked == spec::ReferenceWeights::kResident || !can || fp32_workload) return spec::ReferenceWeights::kResident;
+    const spec::Layout layout{pl_.tp, pl_.pp, pl_.dp};
+    const int64_t need = spec::memory_estimate(a_, w_, layout, backend_->kind()).total();
+    const int64_t have = backend_->facts().memory_bytes;
+    if (!reference_needs_streaming(need, have)) return spec::ReferenceWeights::kResident;
+    note(fmt::format(
+        "the fp32 run would hold {} on a device of {}: it makes each layer's weights when it reaches "
+        "it (model_stage.reference: auto; streamed needs {})",
+        spec::bytes_human(need), spec::bytes_human(have),
+        spec::bytes_human(
+            spec::memory_estimate(a_, w_, layout, backend_->kind(), spec::ReferenceWeights::kStreamed).total())));
+    return spec::ReferenceWeights::kStreamed;
   }
 
   template <typename Make>
@@ -453,6 +489,10 @@ Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, 
           static_cast<int64_t>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(a.vocab_size));
     }
   return t;
+}
+
+bool reference_needs_streaming(int64_t resident_bytes, int64_t device_bytes) {
+  return device_bytes > 0 && static_cast<double>(resident_bytes) > 0.9 * static_cast<double>(device_bytes);
 }
 
 ModelStageOutput model_stage_run(const ModelStageConfig& config) { return ModelStage(config).run(); }

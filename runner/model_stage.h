@@ -17,10 +17,11 @@
 #pragma once
 
 #include "core/spec/architecture.h"
+#include "core/spec/memory.h"
 #include "core/spec/workload.h"
+#include "results/records.h"
 #include "runner/model/family.h"
 #include "runner/runtime.h"
-#include "results/records.h"
 
 #include <functional>
 #include <optional>
@@ -63,7 +64,13 @@ struct ModelStageConfig {
   // any graph, so that baseline and selected runs are timed alike, eagerly). A capture
   // that fails leaves the rest of the stage eager, with a note naming why.
   bool graphs = true;
-  bool run_fp32 = true;
+  // Where the fp32 reference run keeps its weights (core/spec/memory.h). kAuto streams
+  // them where the family can (ModelFamily::streamed_weights), the workload dtype is
+  // not fp32 and the resident estimate exceeds 90% of the backend's memory. kStreamed
+  // is refused for a family that cannot stream and for an fp32 workload (its baseline
+  // run would hold the same weights). A streamed run's step times include making its
+  // layers' weights: it is the reference, not a contender.
+  spec::ReferenceWeights reference = spec::ReferenceWeights::kAuto;
 };
 
 struct ModelStageOutput {
@@ -77,7 +84,15 @@ struct ModelStageOutput {
   std::vector<InstanceRecord> instances;
   Tensor fp32_logits;                     // last stage: [steps, batch_size, vocab] of the fp32 run
   int64_t traced_rows_per_sequence = 0;   // prefill rows traced per sequence (all, or the last)
+  // How the fp32 run held its weights (kResident or kStreamed; kAuto when it did not run).
+  spec::ReferenceWeights reference = spec::ReferenceWeights::kAuto;
 };
+
+// model_stage.reference auto's rule: stream the reference's weights when the resident
+// estimate (core/spec/memory.h) exceeds 90% of the device's memory (the rest is the
+// estimate's margin, the CUDA context and the allocator's slack). Unknown (0) device
+// memory keeps them resident.
+bool reference_needs_streaming(int64_t resident_bytes, int64_t device_bytes);
 
 // Runs the model stage; collective: every rank of the job group calls it.
 ModelStageOutput model_stage_run(const ModelStageConfig& config);

@@ -9,6 +9,7 @@
 
 #include "core/device.h"
 #include "core/spec/architecture_load.h"
+#include "core/spec/memory.h"
 #include "core/spec/workload.h"
 
 #include <map>
@@ -48,6 +49,8 @@ struct ModelStageSpec {
   // After the first iteration, decode steps run as captured device graphs where the
   // backend, the model family and the job allow it (runner/model_stage.h); false: eager.
   bool graphs = true;
+  // Where the fp32 reference run keeps its weights (core/spec/memory.h).
+  ReferenceWeights reference = ReferenceWeights::kAuto;
 };
 
 struct SlurmSpec {

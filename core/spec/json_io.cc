@@ -402,6 +402,7 @@ Json to_json(const ModelStageSpec& m) {
   // Written only when off, so that a job's id (a hash of this form) is what it was
   // before the field existed.
   if (!m.graphs) j["graphs"] = false;
+  if (m.reference != ReferenceWeights::kAuto) j["reference"] = reference_weights_name(m.reference);
   return j;
 }
 
@@ -409,6 +410,16 @@ ModelStageSpec model_stage_from_json(const Json& j, const std::string& path) {
   JsonIn in(j, path);
   ModelStageSpec m{in.at("enabled").boolean(), in.at("iterations").i64(limits::kModelIterations)};
   if (in.has("graphs")) m.graphs = in.at("graphs").boolean();  // job files before it: the default
+  if (in.has("reference")) {
+    const std::string r = in.at("reference").str();
+    bool known = false;
+    for (auto k : {ReferenceWeights::kAuto, ReferenceWeights::kResident, ReferenceWeights::kStreamed})
+      if (r == reference_weights_name(k)) {
+        m.reference = k;
+        known = true;
+      }
+    if (!known) in.at("reference").fail(fmt::format("'{}' is not auto, resident or streamed", r));
+  }
   return m;
 }
 

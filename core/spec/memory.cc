@@ -55,8 +55,31 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   return p;
 }
 
-MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend) {
-  return family_rules(a).memory_estimate(a, w, l, backend);
+const char* reference_weights_name(ReferenceWeights r) {
+  switch (r) {
+    case ReferenceWeights::kAuto:
+      return "auto";
+    case ReferenceWeights::kResident:
+      return "resident";
+    case ReferenceWeights::kStreamed:
+      return "streamed";
+  }
+  return "?";
+}
+
+MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend,
+                               ReferenceWeights reference) {
+  const MemoryEstimate resident = family_rules(a).memory_estimate(a, w, l, backend);
+  if (reference != ReferenceWeights::kStreamed) return resident;
+  // The family's figures are the fp32 run's; the other runs hold everything in the
+  // workload dtype (the working set is counted in fp32 for every run).
+  const int64_t bytes = static_cast<int64_t>(dtype_size(w.dtype_for(a)));
+  MemoryEstimate fp32 = resident;
+  fp32.weights_bytes = (resident.parameters - resident.layer_parameters + resident.largest_layer_parameters) * 4;
+  MemoryEstimate lowp = resident;
+  lowp.weights_bytes = resident.parameters * bytes;
+  lowp.kv_cache_bytes = resident.kv_cache_bytes / 4 * bytes;
+  return fp32.total() >= lowp.total() ? fp32 : lowp;
 }
 
 std::string bytes_human(int64_t bytes) {

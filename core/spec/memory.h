@@ -12,6 +12,11 @@
 //               streaming attention scores and the last-token logits.
 // A device backend gives back what a run cached before the next run loads (the CUDA
 // caching allocator releases its free blocks when a request does not fit).
+//
+// With the reference's weights streamed (ReferenceWeights::kStreamed) the fp32 run holds
+// the weights outside the layers and one layer's at a time, and no run keeps an fp32
+// master; the peak is then the larger of that run and the workload-dtype runs (all
+// weights, the cache and the working set in the workload dtype).
 #pragma once
 
 #include "core/device.h"
@@ -22,8 +27,23 @@
 
 namespace fk::spec {
 
+// Where the model stage's fp32 reference run keeps its weights (model_stage.reference):
+//   kResident  all of them for the whole run, like the other runs;
+//   kStreamed  one layer's at a time, made from the weight source just before the layer
+//              runs, at every step: for a model whose fp32 weights the device cannot
+//              hold (Mixtral-8x7B's are 187 GB), at the cost of remaking them each step;
+//   kAuto      kStreamed where the resident estimate exceeds the device's memory and
+//              the model family can stream, else kResident (the runner decides: it
+//              knows the device; `fk plan` estimates auto as resident).
+enum class ReferenceWeights { kAuto, kResident, kStreamed };
+const char* reference_weights_name(ReferenceWeights r);  // "auto", "resident", "streamed"
+
 struct MemoryEstimate {
   int64_t parameters = 0;  // parameters held by the rank
+  // Of those, the layers' (every layer of the rank's stage), and its largest layer's:
+  // what a streamed reference run holds at once besides the weights outside the layers.
+  int64_t layer_parameters = 0;
+  int64_t largest_layer_parameters = 0;
   int64_t weights_bytes = 0;
   int64_t kv_cache_bytes = 0;
   int64_t activation_bytes = 0;
@@ -39,8 +59,10 @@ int64_t stage_layer_count(int64_t layers, int64_t pp, int64_t stage);
 // Parameters of decoder layer `layer` held by one TP rank.
 int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t tp);
 
-// What the fullest rank holds at its peak on `backend` (docs/specs.md "Memory estimate").
-MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend);
+// What the fullest rank holds at its peak on `backend` (docs/specs.md "Memory estimate"),
+// with the reference's weights `reference` (kAuto estimates as kResident).
+MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend,
+                               ReferenceWeights reference = ReferenceWeights::kResident);
 
 // "1.5 GiB", "12.0 MiB", "512 B".
 std::string bytes_human(int64_t bytes);

@@ -129,6 +129,14 @@ struct ModelFamily {
                                            kernels::Backend& backend) = nullptr;
   std::unique_ptr<Weights> (*placeholder_weights)(const spec::Architecture& arch, const Placement& placement,
                                                   DType dtype) = nullptr;
+  // Optional: like load, except that only the weights outside the layers are resident
+  // and each layer's are made when the model reaches it, giving back the layer before
+  // (the fp32 reference of a model too large to hold: model_stage.reference, "streamed").
+  // The weights keep pointers to `source` and `backend`. Null: the family's weights are
+  // always resident (auto then keeps them so; streamed is refused naming the family).
+  std::unique_ptr<Weights> (*streamed_weights)(const spec::Architecture& arch, const Placement& placement,
+                                               const WeightSource& source, DType dtype,
+                                               kernels::Backend& backend) = nullptr;
   // Where the family's tensors live in a HuggingFace checkpoint of arch.model_type
   // (checkpoint_weights.h); throws kUnsupported naming the model_types it maps.
   TensorMap (*checkpoint_names)(const spec::Architecture& arch) = nullptr;

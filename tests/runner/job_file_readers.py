@@ -35,6 +35,10 @@ for path in files:
         # of the fullest run (measured on the CPU smoke campaign: 0.88-1.02 of it).
         memory = f["model_stage/memory"][()]
         estimate = int(f["model_stage"].attrs["memory_estimate_bytes"])
+        reference = f["model_stage"].attrs.get("reference_weights")
+        reference = reference.decode() if isinstance(reference, bytes) else reference
+        if reference not in ("resident", "streamed"):
+            problems.append(f"{path}: model_stage reference_weights is {reference!r}, not resident or streamed")
         if {(m["run"].decode() if isinstance(m["run"], bytes) else m["run"], int(m["rank"])) for m in memory} != \
                 {(r.decode() if isinstance(r, bytes) else r, int(k)) for r, k in zip(steps["run"], steps["rank"])}:
             problems.append(f"{path}: memory rows are not one per (run, rank) of the steps")

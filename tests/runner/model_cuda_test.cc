@@ -4,9 +4,10 @@
 // 1e-4 relative L2 (TF32 off; only summation orders differ), the same greedy tokens,
 // and a baseline run whose error against fp32 is of the CPU baseline's size. A run that
 // silently stayed on the host, or moved a tensor wrongly between ops, fails here.
+#include "core/error.h"
 #include "core/spec/spec_file.h"
-#include "model_fixtures.h"
 #include "kernels/backends.h"
+#include "model_fixtures.h"
 #include "runner/model_stage.h"
 
 #include <gtest/gtest.h>
@@ -187,6 +188,46 @@ TEST_P(CudaModelStage, LaterIterationsReplayDecodeGraphs) {
     EXPECT_FALSE(op.iteration >= 1 && op.step.rfind("decode", 0) == 0) << "a replayed step has op timings: " << op.role;
   c.graphs = false;
   for (const auto& s : model_stage_run(c).steps) EXPECT_FALSE(s.graph) << s.step;
+}
+
+// With the reference streamed on the device (each layer's fp32 weights drawn there when
+// the run reaches it), the fp32 logits and the precision trace are the resident run's
+// bit for bit, and the fp32 run's peak memory is lower. Families that cannot stream
+// (Mamba) keep their weights resident under auto and say why they refuse streamed.
+TEST_P(CudaModelStage, StreamedReferenceIsTheResidentRunsBits) {
+  if (const std::string why = kernels::backend_unavailable(DeviceKind::kCuda, 0); !why.empty())
+    FAIL() << "this gpu test needs a CUDA device: " << why;
+  const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
+  ModelStageConfig c = tiny_stage(GetParam(), 2, 8, 0, 9);
+  c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
+  c.record_instances = false;
+  c.backend = cuda.get();
+  if (model_family_of(c.arch).streamed_weights == nullptr) {
+    c.reference = spec::ReferenceWeights::kStreamed;
+    EXPECT_THROW(model_stage_run(c), Error);
+    return;
+  }
+  c.reference = spec::ReferenceWeights::kResident;
+  const ModelStageOutput resident = model_stage_run(c);
+  c.reference = spec::ReferenceWeights::kStreamed;
+  const ModelStageOutput streamed = model_stage_run(c);
+  EXPECT_EQ(streamed.reference, spec::ReferenceWeights::kStreamed);
+  if (resident.fp32_logits.defined()) {
+    EXPECT_TRUE(same_bytes(streamed.fp32_logits, resident.fp32_logits));
+  }
+  ASSERT_EQ(streamed.layers.size(), resident.layers.size());
+  for (size_t i = 0; i < resident.layers.size(); ++i) {
+    EXPECT_EQ(streamed.layers[i].err_vs_fp32, resident.layers[i].err_vs_fp32)
+        << resident.layers[i].run << " " << resident.layers[i].step << " layer " << resident.layers[i].layer;
+    EXPECT_EQ(streamed.layers[i].ref_fp32, resident.layers[i].ref_fp32) << resident.layers[i].layer;
+  }
+  const auto fp32_peak = [](const ModelStageOutput& o) {
+    for (const auto& m : o.memory)
+      if (m.run == "fp32") return m.peak_in_use_bytes;
+    return int64_t{-1};
+  };
+  EXPECT_GT(fp32_peak(streamed), 0);
+  EXPECT_LT(fp32_peak(streamed), fp32_peak(resident));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, CudaModelStage, ::testing::ValuesIn([] {

@@ -94,6 +94,47 @@ TEST(LayoutResults, EveryLayoutAgreesWithTp1) {
   }
 }
 
+// The job files of a results folder by architecture (one job each).
+std::map<std::string, std::string> by_architecture(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& path : job_files(dir)) {
+    h5::File f = h5::File::open_read(path);
+    EXPECT_TRUE(out.emplace(f.attr<std::string>("architecture"), path).second) << path;
+  }
+  return out;
+}
+
+std::string model_stage_attr(const h5::File& f, const char* name) {
+  return f.open_group("model_stage").attr<std::string>(name);
+}
+
+// The same jobs with model_stage.reference: streamed (FK_COMPARE_STREAMED) against the
+// resident run (FK_COMPARE_A): each job says how it held its reference, and the fp32
+// logits and every traced layer error are the same bits.
+TEST(LayoutResults, StreamedReferenceIsBitwiseTheResidentRun) {
+  const std::string a = env("FK_COMPARE_A"), s = env("FK_COMPARE_STREAMED");
+  if (a.empty() || s.empty()) GTEST_FAIL() << "set FK_COMPARE_A and FK_COMPARE_STREAMED to two results folders";
+  const auto fa = by_architecture(a), fs_ = by_architecture(s);
+  ASSERT_EQ(fa.size(), fs_.size());
+  ASSERT_FALSE(fa.empty());
+  for (const auto& [arch, path] : fa) {
+    ASSERT_TRUE(fs_.count(arch)) << arch;
+    h5::File x = h5::File::open_read(path), y = h5::File::open_read(fs_.at(arch));
+    EXPECT_EQ(y.attr<std::string>("status"), "completed") << arch << ": " << y.attr<std::string>("error");
+    EXPECT_EQ(model_stage_attr(x, "reference_weights"), "resident") << arch;
+    EXPECT_EQ(model_stage_attr(y, "reference_weights"), "streamed") << arch;
+    EXPECT_EQ(logits(x), logits(y)) << arch;
+    const h5::Table lx = x.read_table("model_stage/layers"), ly = y.read_table("model_stage/layers");
+    EXPECT_EQ(lx.column<double>("rel_err_vs_fp32"), ly.column<double>("rel_err_vs_fp32")) << arch;
+    const h5::Table gx = x.read_table("model_stage/logits"), gy = y.read_table("model_stage/logits");
+    EXPECT_EQ(gx.column<double>("kl_vs_fp32"), gy.column<double>("kl_vs_fp32")) << arch;
+    // The streamed job's estimate is the streamed one: smaller than the resident one.
+    EXPECT_LT(y.open_group("model_stage").attr<int64_t>("memory_estimate_bytes"),
+              x.open_group("model_stage").attr<int64_t>("memory_estimate_bytes"))
+        << arch;
+  }
+}
+
 TEST(LayoutResults, SameSeedIsBitwiseIdentical) {
   const std::string a = env("FK_COMPARE_A"), b = env("FK_COMPARE_B");
   if (a.empty() || b.empty()) GTEST_FAIL() << "set FK_COMPARE_A and FK_COMPARE_B to two results folders";

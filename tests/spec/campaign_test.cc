@@ -175,6 +175,20 @@ TEST_F(CampaignTest, ModelStageGraphsAreOnUnlessTurnedOff) {
   EXPECT_TRUE(has_error(parse(base() + "model_stage: {graphs: sometimes}\n"), "model_stage.graphs", ""));
 }
 
+// model_stage.reference: auto by default, resident or streamed where asked, nothing else.
+TEST_F(CampaignTest, ModelStageReferenceIsAutoUnlessChosen) {
+  std::optional<spec::Campaign> c;
+  ASSERT_TRUE(parse(base(), &c).ok());
+  EXPECT_EQ(c->model_stage.reference, spec::ReferenceWeights::kAuto);
+  for (const auto& [text, want] : std::vector<std::pair<std::string, spec::ReferenceWeights>>{
+           {"streamed", spec::ReferenceWeights::kStreamed}, {"resident", spec::ReferenceWeights::kResident}}) {
+    const auto d = parse(base() + "model_stage: {reference: " + text + "}\n", &c);
+    ASSERT_TRUE(d.ok()) << d.to_string();
+    EXPECT_EQ(c->model_stage.reference, want) << text;
+  }
+  EXPECT_TRUE(has_error(parse(base() + "model_stage: {reference: lazy}\n"), "model_stage.reference", "lazy"));
+}
+
 TEST_F(CampaignTest, Rules) {
   struct R { std::string from, to, field, msg; };
   for (const R& r : std::vector<R>{

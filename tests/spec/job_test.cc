@@ -335,6 +335,58 @@ TEST(Memory, EstimateFollowsTheDocumentedFormula) {
   EXPECT_EQ(m4.kv_cache_bytes, m2.kv_cache_bytes);  // kv heads replicated beyond 2
   const auto p2 = est({1, 2, 1});
   EXPECT_LT(p2.parameters, m1.parameters);
+  EXPECT_EQ(m1.layer_parameters, 2 * layer);
+  EXPECT_EQ(m1.largest_layer_parameters, layer);
+}
+
+// A streamed reference holds the weights outside the layers and one layer's in fp32;
+// the bf16 runs hold everything in bf16. The peak is the larger run, and auto
+// estimates as resident.
+TEST(Memory, StreamedReferenceHoldsOneLayerInFp32AndTheRestInTheWorkloadDtype) {
+  spec::Job j = sample_job();
+  const auto est = [&](spec::ReferenceWeights r) {
+    return spec::memory_estimate(j.arch, j.workload, {1, 1, 1}, DeviceKind::kCuda, r);
+  };
+  const auto resident = est(spec::ReferenceWeights::kResident);
+  EXPECT_EQ(spec::memory_estimate(j.arch, j.workload, {1, 1, 1}, DeviceKind::kCuda).total(), resident.total());
+  EXPECT_EQ(est(spec::ReferenceWeights::kAuto).total(), resident.total());
+  const auto streamed = est(spec::ReferenceWeights::kStreamed);
+  const int64_t outside = resident.parameters - resident.layer_parameters;
+  const int64_t fp32_run =
+      (outside + resident.largest_layer_parameters) * 4 + resident.kv_cache_bytes + resident.activation_bytes;
+  const int64_t bf16_run = resident.parameters * 2 + resident.kv_cache_bytes / 2 + resident.activation_bytes;
+  EXPECT_EQ(streamed.total(), std::max(fp32_run, bf16_run));
+  EXPECT_LT(streamed.total(), resident.total());
+  EXPECT_EQ(streamed.parameters, resident.parameters);
+  // On the CPU no fp32 master is kept beside the bf16 copy when the reference streams.
+  const auto cpu =
+      spec::memory_estimate(j.arch, j.workload, {1, 1, 1}, DeviceKind::kCpu, spec::ReferenceWeights::kStreamed);
+  EXPECT_EQ(cpu.total(), streamed.total());
+}
+
+// model_stage.reference travels in the job file unless auto, so job ids from before
+// the field stay what they were.
+TEST(Job, ModelStageReferenceRoundTripsAndDefaultsToAuto) {
+  const spec::Job a = sample_job();
+  const spec::Json js = spec::job_to_json(a);
+  EXPECT_FALSE(js.at("model_stage").contains("reference"));
+  EXPECT_EQ(spec::job_from_json(js, "job").model_stage.reference, spec::ReferenceWeights::kAuto);
+  for (auto r : {spec::ReferenceWeights::kResident, spec::ReferenceWeights::kStreamed}) {
+    spec::Job b = a;
+    b.model_stage.reference = r;
+    b.id = spec::job_compute_id(b);
+    EXPECT_NE(b.id, a.id);
+    EXPECT_EQ(spec::job_from_json(spec::job_to_json(b), "job").model_stage.reference, r);
+  }
+  spec::Json bad = js;
+  bad["model_stage"]["reference"] = "sometimes";
+  try {
+    spec::job_from_json(bad, "job");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("job/model_stage/reference"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sometimes"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -122,7 +122,9 @@ MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, c
   for (int64_t stage = 0; stage < l.pp; ++stage) {
     MemoryEstimate m;
     const int64_t count = stage_layer_count(a.num_hidden_layers, l.pp, stage);
-    m.parameters = count * mamba_layer_parameters(a, l.tp);
+    m.layer_parameters = count * mamba_layer_parameters(a, l.tp);
+    m.largest_layer_parameters = count > 0 ? mamba_layer_parameters(a, l.tp) : 0;
+    m.parameters = m.layer_parameters;
     if (stage == 0) m.parameters += vocab_local * h;
     if (stage == l.pp - 1 && !(a.embedding.tied && l.pp == 1)) m.parameters += vocab_local * h;
     if (stage == l.pp - 1 && a.head.final_norm) m.parameters += h;

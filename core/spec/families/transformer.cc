@@ -223,7 +223,10 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     const int64_t first = stage_first_layer(a.num_hidden_layers, l.pp, stage);
     const int64_t count = stage_layer_count(a.num_hidden_layers, l.pp, stage);
     for (int64_t layer = first; layer < first + count; ++layer) {
-      m.parameters += layer_parameters_per_rank(a, layer, l.tp);
+      const int64_t p = layer_parameters_per_rank(a, layer, l.tp);
+      m.parameters += p;
+      m.layer_parameters += p;
+      m.largest_layer_parameters = std::max(m.largest_layer_parameters, p);
       int64_t ctx = positions;
       if (a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
         ctx = std::min(ctx, *a.attention.sliding_window);

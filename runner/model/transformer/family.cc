@@ -32,6 +32,11 @@ std::unique_ptr<Weights> transformer_load(const spec::Architecture& a, const Pla
   return std::make_unique<ModelWeights>(ModelWeights::load(a, p, s, dtype, backend));
 }
 
+std::unique_ptr<Weights> transformer_streamed(const spec::Architecture& a, const Placement& p, const WeightSource& s,
+                                              DType dtype, kernels::Backend& backend) {
+  return std::make_unique<ModelWeights>(ModelWeights::streamed(a, p, s, dtype, backend));
+}
+
 std::unique_ptr<Weights> transformer_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
   return std::make_unique<ModelWeights>(ModelWeights::placeholders(a, p, dtype));
 }
@@ -58,6 +63,7 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.master_weights = transformer_master;
   f.load_weights = transformer_load;
   f.placeholder_weights = transformer_placeholders;
+  f.streamed_weights = transformer_streamed;
   f.checkpoint_names = transformer_checkpoint_names;
   r.add(std::move(f));
 }

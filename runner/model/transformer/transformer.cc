@@ -395,7 +395,7 @@ void Transformer::forward() {
                                                     uses_residual_stream());
     if (hook_ && pl_.first_stage()) hook_(-1, mb.seq_begin, rt_.host_f32(traced_rows(s.h, q_len)));
     for (size_t l = 0; l < weights_.layers.size(); ++l)
-      layer(weights_.layers[l], static_cast<int64_t>(l), s, mb.seq_begin, mb.seqs, q_len, q_start);
+      layer(weights_.layer(l), static_cast<int64_t>(l), s, mb.seq_begin, mb.seqs, q_len, q_start);
     if (pl_.last_stage()) {
       head(s, mb);
     } else {

@@ -1,5 +1,6 @@
 #include "runner/model/transformer/weights.h"
 
+#include "core/error.h"
 #include "core/hash.h"
 #include "core/rng.h"
 #include "runner/model/weight_plan.h"
@@ -184,7 +185,7 @@ struct Gen {
   }
 };
 
-ModelWeights make_shard(const Architecture& a, const Placement& pl, const WeightMaker& make) {
+ModelWeights make_shard(const Architecture& a, const Placement& pl, const WeightMaker& make, bool with_layers = true) {
   Gen g{a, pl, make};
   ModelWeights m;
   m.dtype = make.made_dtype();
@@ -203,7 +204,8 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Weight
     }
   }
   const int64_t first = pl.first_layer(a);
-  for (int64_t l = first; l < first + pl.layer_count(a); ++l) m.layers.push_back(g.layer(l));
+  if (with_layers)
+    for (int64_t l = first; l < first + pl.layer_count(a); ++l) m.layers.push_back(g.layer(l));
   if (pl.last_stage()) {
     if (a.head.final_norm) {
       m.final_norm_w = make(g.norm("model.norm.weight"));
@@ -235,6 +237,53 @@ ModelWeights ModelWeights::load(const Architecture& a, const Placement& pl, cons
   return m;
 }
 
+struct LayerStream {
+  Architecture arch;
+  Placement placement;
+  WeightMaker make;
+  int64_t layer_parameters = 0;  // of every layer of the stage
+  int64_t made = -1;             // the stage position of `current`, -1 for none
+  LayerWeights current;
+};
+
+ModelWeights ModelWeights::streamed(const Architecture& a, const Placement& pl, const WeightSource& source, DType dtype,
+                                    kernels::Backend& backend) {
+  auto stream = std::make_shared<LayerStream>();
+  stream->arch = a;
+  stream->placement = pl;
+  stream->make = WeightMaker{&source, &backend, dtype};
+  // Everything outside the layers, made as load() makes it.
+  ModelWeights m = make_shard(a, pl, stream->make, /*with_layers=*/false);
+  // Each layer's parameters, counted on placeholders (they take no memory).
+  const Gen shapes{a, pl, WeightMaker{nullptr, nullptr, dtype}};
+  const int64_t first = pl.first_layer(a);
+  for (int64_t l = first; l < first + pl.layer_count(a); ++l) {
+    LayerWeights lw;
+    lw.index = l;
+    m.layers.push_back(lw);
+    ModelWeights one;
+    one.layers.push_back(shapes.layer(l));
+    for (const auto& [name, t] : one.named_tensors()) stream->layer_parameters += t.numel();
+  }
+  m.stream = std::move(stream);
+  backend.synchronize();
+  return m;
+}
+
+const LayerWeights& ModelWeights::layer(size_t i) const {
+  if (i >= layers.size()) fail(ErrorKind::kInternal, "layer {} of a stage of {} layers", i, layers.size());
+  if (!stream) return layers[i];
+  LayerStream& s = *stream;
+  if (s.made == static_cast<int64_t>(i)) return s.current;
+  s.current = LayerWeights{};  // give the previous layer's memory back before making this one
+  s.made = -1;
+  s.current = Gen{s.arch, s.placement, s.make}.layer(layers[i].index);
+  // Host staging buffers of a checkpoint's blocks live until their copies are done.
+  s.make.backend->synchronize();
+  s.made = static_cast<int64_t>(i);
+  return s.current;
+}
+
 ModelWeights ModelWeights::placeholders(const Architecture& a, const Placement& pl, DType dtype) {
   return make_shard(a, pl, WeightMaker{nullptr, nullptr, dtype});
 }
@@ -259,6 +308,8 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
                                                                             {"o_b", &l.o_b},
                                                                             {"q_norm", &l.q_norm},
                                                                             {"k_norm", &l.k_norm},
+                                                                            {"q_norm_b", &l.q_norm_b},
+                                                                            {"k_norm_b", &l.k_norm_b},
                                                                             {"attn_norm_w", &l.attn_norm_w},
                                                                             {"attn_norm_b", &l.attn_norm_b},
                                                                             {"mlp_norm_w", &l.mlp_norm_w},
@@ -283,6 +334,7 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
 }  // namespace
 
 ModelWeights ModelWeights::to_dtype(DType d) const {
+  if (stream) fail(ErrorKind::kInternal, "streamed weights cannot be rounded (load them in {})", dtype_name(d));
   ModelWeights m = *this;
   m.dtype = d;
   const bool tied = lm_head.defined() && lm_head.data() == embed.data();
@@ -304,7 +356,7 @@ std::unique_ptr<Weights> ModelWeights::rounded(DType d) const { return std::make
 int64_t ModelWeights::parameter_count() const {
   int64_t n = 0;
   for (const auto& [name, t] : named_tensors()) n += t.numel();
-  return n;
+  return n + (stream ? stream->layer_parameters : 0);
 }
 
 }  // namespace fk::runner

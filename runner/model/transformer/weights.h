@@ -40,6 +40,8 @@ struct LayerWeights {
   Tensor shared_gate_w;  // [1, H], replicated: the shared experts' sigmoid gate (Qwen2-MoE)
 };
 
+struct LayerStream;  // weights.cc: how streamed weights make their layers
+
 // The transformer family's weights.
 struct ModelWeights final : Weights {
   DType dtype = DType::kF32;
@@ -50,6 +52,13 @@ struct ModelWeights final : Weights {
   Tensor final_norm_w, final_norm_b;
   Tensor lm_head;                   // [Vb, H] (the embedding block when tied)
   Tensor lm_head_b;                 // [Vb] (zero-padded) or undefined (head.bias)
+  // Set on streamed weights (streamed()): `layers` then hold only their index.
+  std::shared_ptr<LayerStream> stream;
+
+  // Layer `i` of the stage (layers[i]). Streamed weights make its tensors here, after
+  // giving back those of the layer made before, so the reference is valid only until
+  // the next call; asking for the same layer again returns it without remaking it.
+  const LayerWeights& layer(size_t i) const;
 
   // Generates the fp32 master weights of `placement`'s shard.
   static ModelWeights generate(const spec::Architecture& a, const Placement& placement, uint64_t seed);
@@ -62,6 +71,13 @@ struct ModelWeights final : Weights {
   // build(...).to_dtype(dtype), bit for bit, on every backend.
   static ModelWeights load(const spec::Architecture& a, const Placement& placement, const WeightSource& source,
                            DType dtype, kernels::Backend& backend);
+  // Like load(), except that the layers' tensors are made one layer at a time by
+  // layer(), each time the model reaches a layer it does not hold: the weights outside
+  // the layers plus one layer's are resident (the fp32 reference of a model too large to
+  // hold, model_stage.reference). The values are load()'s, bit for bit. The weights
+  // keep pointers to `source` and `backend`, which must outlive them.
+  static ModelWeights streamed(const spec::Architecture& a, const Placement& placement, const WeightSource& source,
+                               DType dtype, kernels::Backend& backend);
   // Tensors of the shard's shapes in `dtype` whose values are unspecified: allocated,
   // never written (large ones take no memory), for the shape pass of a model too
   // large to compute here (Runtime::set_shapes_only).
@@ -69,7 +85,8 @@ struct ModelWeights final : Weights {
   // A copy with every tensor rounded to `dtype`.
   ModelWeights to_dtype(DType dtype) const;
   // Every defined tensor with a stable name ("embed", "lm_head", "layers.3.qkv_w"); a
-  // tied LM head is the embedding and is not listed twice.
+  // tied LM head is the embedding and is not listed twice. Streamed weights list those
+  // outside the layers only (and count every layer's parameters).
   std::vector<std::pair<std::string, Tensor>> named_tensors() const override;
   int64_t parameter_count() const override;
   std::unique_ptr<Weights> rounded(DType dtype) const override;
