@@ -56,7 +56,7 @@ std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
           }
           continue;
         }
-        const MemoryEstimate mem = memory_estimate(*arch, workload, lref.layout, c.backend);
+        const MemoryEstimate mem = memory_estimate(*arch, workload, lref.layout, c.backend, c.model_stage.reference);
         for (const auto& cs : c.candidate_sets) {
           for (int64_t rep = 0; rep < c.repetitions; ++rep) {
             Job job;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace fk::testing {
@@ -84,6 +85,25 @@ TEST_F(PlanTest, UnfitLayoutIsAnErrorAtItsLineOrASkip) {
   ASSERT_EQ(p->skipped.size(), 1u);
   EXPECT_EQ(p->skipped[0].architecture, "other");
   EXPECT_NE(orchestrator::plan_format_table(*p).find("skipped: other x w x tp8pp1dp1"), std::string::npos);
+}
+
+// Each job's estimate is the one of the campaign's model_stage.reference: a streamed
+// reference needs less than a resident one, and auto estimates as resident.
+TEST_F(PlanTest, MemoryEstimateFollowsTheReferenceWeights) {
+  const std::string body = "kind: campaign\nname: c\nscale: tiny\narchitectures: [m]\nworkloads: [d]\nlayouts: [tp1]\n";
+  std::map<std::string, int64_t> mem;
+  for (const std::string r : {"auto", "resident", "streamed"}) {
+    spec::Diagnostics diags;
+    auto p = plan(body + "model_stage: {reference: " + r + "}\n", diags);
+    ASSERT_TRUE(p.has_value()) << diags.to_string();
+    ASSERT_EQ(p->job_file.jobs.size(), 1u);
+    const spec::Job& j = p->job_file.jobs[0];
+    mem[r] = j.memory.total();
+    const auto want = r == "streamed" ? spec::ReferenceWeights::kStreamed : spec::ReferenceWeights::kResident;
+    EXPECT_EQ(mem[r], spec::memory_estimate(j.arch, j.workload, j.layout, j.backend, want).total()) << r;
+  }
+  EXPECT_EQ(mem["auto"], mem["resident"]);
+  EXPECT_LT(mem["streamed"], mem["resident"]);
 }
 
 TEST_F(PlanTest, JsonAndTableAgree) {
