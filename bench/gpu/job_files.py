@@ -53,6 +53,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))):
             # Each run's peak device memory (the allocator's in use and reserved highs)
             # against the planner's per-rank estimate of the fullest run.
             estimate = int(f["model_stage"].attrs.get("memory_estimate_bytes", 0))
+            ref = f["model_stage"].attrs.get("reference_weights", "absent")
+            print(f"  reference weights: {ref.decode() if isinstance(ref, bytes) else ref}")
             gib = 1024 ** 3
             for row in f["model_stage/memory"][()]:
                 r = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in zip(row.dtype.names, row)}

@@ -154,16 +154,18 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
     echo "ops_torch: exit $?"; cat "$out/ops-torch.txt" | grep -v "^\s*$" | tail -80
   fi
 fi
-# Full-size models (specs/campaigns/full-cuda.yaml: llama-3.1-8b, bf16, one GPU): the
-# campaign through fk run, device memory and use sampled every 5 s beside it.
+# Full-size models (specs/campaigns/full-cuda.yaml: llama-3.1-8b, bf16, one GPU; or the
+# campaign FK_GPU_FULL_CAMPAIGN names, such as full-cuda-large.yaml): the campaign
+# through fk run, device memory and use sampled every 5 s beside it.
 if [ "${FK_GPU_FULL:-0}" = 1 ]; then
+  campaign=${FK_GPU_FULL_CAMPAIGN:-specs/campaigns/full-cuda.yaml}
   rm -rf build-gpu/full-cuda
-  build-gpu/orchestrator/fk plan specs/campaigns/full-cuda.yaml > "$out/full-cuda-plan.txt" 2>&1
+  build-gpu/orchestrator/fk plan "$campaign" > "$out/full-cuda-plan.txt" 2>&1
   echo "full-cuda plan: exit $?"; tail -8 "$out/full-cuda-plan.txt"
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu,clocks.sm --format=csv -l 5 > "$out/full-cuda-smi.csv" 2>&1 &
   smi=$!
   t1=$(date +%s)
-  timeout "${FK_GPU_FULL_LIMIT:-540}" build-gpu/orchestrator/fk run specs/campaigns/full-cuda.yaml --results build-gpu/full-cuda \
+  timeout "${FK_GPU_FULL_LIMIT:-540}" build-gpu/orchestrator/fk run "$campaign" --plain --results build-gpu/full-cuda \
     > "$out/full-cuda.log" 2>&1 &
   run=$!
   # The runner's host threads at FK_GPU_FULL_STACK_AT seconds (which threads are busy in
