@@ -16,7 +16,21 @@ the same weights (eager: fused QKV and gate/up, causal SDPA with grouped-query h
 the K and V written to the static cache, the LM head on each prompt's last token only),
 the median of --prefill-runs, in tokens/s.
 
-Usage: python3 bench/gpu/gpt_fast.py 1:1024 8:512 32:2048 [--steps 16] [--prefill 1:4096]"""
+With --model mixtral-8x7b the same step runs Mixtral-8x7B's config
+(specs/architectures/mixtral-8x7b.yaml): 8 experts, top 2 renormalised, each layer's
+experts' gate/up weights stored [E, 2I, H] and down [E, H, I]. The MoE MLP is written two
+ways, both graph-capturable (no host sync), and the step takes the one that reads less:
+  gather   (gpt-fast's Mixtral form): each token's two experts' weights are indexed out
+           and applied with einsum, reading 2 experts a token; at batch 1 that is the
+           chosen experts only;
+  dense    every expert on every token as one batched matmul, the router's top-2
+           weights (zero elsewhere) combining them: each expert's weights read once,
+           which the batch touches anyway from a handful of tokens on.
+The floor counts the weights a step must read: everything outside the experts, and the
+experts the step's routing chose (counted from the routing of the timed step).
+
+Usage: python3 bench/gpu/gpt_fast.py 1:1024 8:512 32:2048 [--steps 16] [--prefill 1:4096]
+       [--model llama-3.1-8b|mixtral-8x7b]"""
 import argparse
 import statistics
 
@@ -25,6 +39,16 @@ import torch.nn.functional as F
 
 HIDDEN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, INTER, VOCAB = 4096, 32, 32, 8, 128, 14336, 128256
 THETA, EPS = 500000.0, 1e-5
+EXPERTS, TOP_K = 0, 0  # a dense MLP
+
+
+def use_model(name):
+    """Sets the config of `name` (the published values in specs/architectures/)."""
+    global VOCAB, THETA, EXPERTS, TOP_K
+    if name == "mixtral-8x7b":
+        VOCAB, THETA, EXPERTS, TOP_K = 32000, 1000000.0, 8, 2
+    elif name != "llama-3.1-8b":
+        raise SystemExit(f"unknown model {name}: llama-3.1-8b or mixtral-8x7b")
 
 
 def copy_bandwidth():
@@ -57,11 +81,12 @@ class Llama:
         self.final_norm = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
         self.layers = []
         for _ in range(LAYERS):
+            mlp = {"w13": w(2 * INTER, HIDDEN), "w2": w(HIDDEN, INTER)} if not EXPERTS else {
+                "router": w(EXPERTS, HIDDEN), "w13": w(EXPERTS, 2 * INTER, HIDDEN), "w2": w(EXPERTS, HIDDEN, INTER)}
             self.layers.append({
                 "wqkv": w((HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN),
                 "wo": w(HIDDEN, HEADS * HEAD_DIM),
-                "w13": w(2 * INTER, HIDDEN),
-                "w2": w(HIDDEN, INTER),
+                **mlp,
                 "n1": torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16),
                 "n2": torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16),
                 "k": w(batch, KV_HEADS, max_len, HEAD_DIM),
@@ -73,11 +98,39 @@ class Llama:
         self.positions = torch.arange(max_len, device="cuda")
         self.max_len = max_len
 
-    def weight_bytes(self):
+    def weight_bytes(self, experts_touched=None):
+        """Bytes of the weights a step reads; with experts, those of `experts_touched`
+        experts a layer (a list, one count per layer), or all of them."""
         n = self.lm_head.numel() + self.final_norm.numel()
-        for l in self.layers:
-            n += sum(l[k].numel() for k in ("wqkv", "wo", "w13", "w2", "n1", "n2"))
+        for i, l in enumerate(self.layers):
+            n += sum(l[k].numel() for k in ("wqkv", "wo", "n1", "n2", "router") if k in l)
+            per_expert = (l["w13"].numel() + l["w2"].numel()) // max(EXPERTS, 1)
+            n += per_expert * (experts_touched[i] if EXPERTS and experts_touched is not None else max(EXPERTS, 1))
         return 2 * n  # the embedding reads one row a token: left out
+
+    def mlp(self, l, h, touched=None):  # h [..., H]
+        if not EXPERTS:
+            gate, up = F.linear(h, l["w13"]).chunk(2, dim=-1)
+            return F.linear(F.silu(gate) * up, l["w2"])
+        shape = h.shape
+        x = h.reshape(-1, HIDDEN)  # [T, H]
+        probs = F.linear(x, l["router"]).float().softmax(dim=-1)
+        top_w, top_i = probs.topk(TOP_K, dim=-1)  # [T, K]
+        top_w = (top_w / top_w.sum(dim=-1, keepdim=True)).to(x.dtype)
+        if touched is not None:
+            touched.append(top_i.unique().numel())
+        t = x.size(0)
+        if t * TOP_K < EXPERTS:  # gather: each token's chosen experts only
+            w13, w2 = l["w13"][top_i], l["w2"][top_i]  # [T, K, 2I, H], [T, K, H, I]
+            gate, up = torch.einsum("th,tkoh->tko", x, w13).chunk(2, dim=-1)
+            y = torch.einsum("tki,tkhi->tkh", F.silu(gate) * up, w2)
+            out = torch.einsum("tkh,tk->th", y, top_w)
+        else:  # dense: every expert once, combined by the top-k weights
+            gate, up = torch.matmul(x.unsqueeze(0), l["w13"].transpose(1, 2)).chunk(2, dim=-1)  # [E, T, I]
+            y = torch.matmul(F.silu(gate) * up, l["w2"].transpose(1, 2))  # [E, T, H]
+            combine = torch.zeros(t, EXPERTS, device=x.device, dtype=x.dtype).scatter(1, top_i, top_w)  # [T, E]
+            out = torch.einsum("eth,te->th", y, combine)
+        return out.reshape(shape)
 
     @staticmethod
     def rms(x, w):
@@ -107,12 +160,10 @@ class Llama:
             l["v"][:, :, :n] = v
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             x = x + F.linear(o.transpose(1, 2).reshape(b, n, HEADS * HEAD_DIM), l["wo"])
-            h = self.rms(x, l["n2"])
-            gate, up = F.linear(h, l["w13"]).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(gate) * up, l["w2"])
+            x = x + self.mlp(l, self.rms(x, l["n2"]))
         return F.linear(self.rms(x[:, -1:], self.final_norm), self.lm_head)
 
-    def step(self, tokens, pos):  # tokens [B, 1] int64, pos [1] int64 (device tensors)
+    def step(self, tokens, pos, touched=None):  # tokens [B, 1] int64, pos [1] int64 (device tensors)
         b = tokens.size(0)
         x = F.embedding(tokens, self.embed)  # [B, 1, H]
         mask = (self.positions <= pos).view(1, 1, 1, self.max_len)
@@ -128,9 +179,7 @@ class Llama:
             qg = q.view(b, KV_HEADS, group, HEAD_DIM)  # a KV head's query heads as its query rows
             o = F.scaled_dot_product_attention(qg, l["k"], l["v"], attn_mask=mask)
             x = x + F.linear(o.reshape(b, 1, HEADS * HEAD_DIM), l["wo"])
-            h = self.rms(x, l["n2"])
-            gate, up = F.linear(h, l["w13"]).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(gate) * up, l["w2"])
+            x = x + self.mlp(l, self.rms(x, l["n2"]), touched)
         return F.linear(self.rms(x, self.final_norm), self.lm_head)
 
 
@@ -165,10 +214,17 @@ def time_shape(batch, ctx, steps, bw):
     with torch.no_grad():
         eager_s = timed(lambda: model.step(tokens, pos))
     kv_bytes = 2 * 2 * LAYERS * batch * KV_HEADS * (ctx + steps) * HEAD_DIM  # K and V, bf16, the masked length
-    floor = (model.weight_bytes() + kv_bytes) / bw
+    touched = None
+    if EXPERTS:  # the experts this step's routing chose, layer by layer
+        touched = []
+        with torch.no_grad():
+            model.step(tokens, pos, touched)
+    weights = model.weight_bytes(touched)
+    floor = (weights + kv_bytes) / bw
     assert torch.isfinite(logits.float()).all()
+    moe = f", experts read a layer {statistics.mean(touched):.2f} of {EXPERTS}" if touched else ""
     print(f"gpt-fast batch {batch:>3} context {ctx:>5}: graph {1e3 * graph_s:8.3f} ms, eager {1e3 * eager_s:8.3f} ms, "
-          f"floor {1e3 * floor:7.3f} ms (weights {model.weight_bytes() / 1e9:.2f} GB + KV {kv_bytes / 1e9:.2f} GB), "
+          f"floor {1e3 * floor:7.3f} ms (weights {weights / 1e9:.2f} GB + KV {kv_bytes / 1e9:.2f} GB{moe}), "
           f"graph at {100 * floor / graph_s:5.1f}% of the floor", flush=True)
     del model, graph, logits
     torch.cuda.empty_cache()
@@ -202,10 +258,13 @@ def main():
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--prefill", action="append", default=[], help="BATCH:LEN (repeatable)")
     ap.add_argument("--prefill-runs", type=int, default=5)
+    ap.add_argument("--model", default="llama-3.1-8b", help="llama-3.1-8b (default) or mixtral-8x7b")
     a = ap.parse_args()
+    use_model(a.model)
     torch.backends.cuda.matmul.allow_tf32 = False
     bw = copy_bandwidth()
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, copy bandwidth {bw / 1e9:.0f} GB/s (read + write)")
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, copy bandwidth {bw / 1e9:.0f} GB/s (read + write), "
+          f"{a.model}")
     for shape in a.shapes:
         batch, ctx = (int(v) for v in shape.split(":"))
         time_shape(batch, ctx, a.steps, bw)

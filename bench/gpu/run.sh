@@ -186,11 +186,13 @@ if [ "${FK_GPU_FULL:-0}" = 1 ]; then
 fi
 # The gpt-fast-style PyTorch decode step (bench/gpu/gpt_fast.py: static KV cache, fused
 # weights, SDPA, a CUDA graph) at the batches and contexts of the full-size jobs, and its
-# prefill (FK_GPU_GPTFAST_PREFILL, default one 4096-token prompt: prefill-4k's shape).
+# prefill (FK_GPU_GPTFAST_PREFILL, default one 4096-token prompt: prefill-4k's shape;
+# empty: none); FK_GPU_GPTFAST_MODEL=mixtral-8x7b for Mixtral's config.
 if [ "${FK_GPU_GPTFAST:-0}" = 1 ]; then
   prefill=()
-  for p in ${FK_GPU_GPTFAST_PREFILL:-1:4096}; do prefill+=(--prefill "$p"); done
-  python3 bench/gpu/gpt_fast.py ${FK_GPU_GPTFAST_SHAPES:-1:1024 8:512 32:2048} "${prefill[@]}" > "$out/gpt-fast.txt" 2>&1
+  for p in ${FK_GPU_GPTFAST_PREFILL-1:4096}; do prefill+=(--prefill "$p"); done
+  python3 bench/gpu/gpt_fast.py ${FK_GPU_GPTFAST_SHAPES:-1:1024 8:512 32:2048} "${prefill[@]}" \
+    --model "${FK_GPU_GPTFAST_MODEL:-llama-3.1-8b}" > "$out/gpt-fast.txt" 2>&1
   echo "gpt-fast: exit $?"; tail -8 "$out/gpt-fast.txt"
 fi
 # The measurement driver against triton.testing.do_bench on the same kernels (the CUDA
