@@ -155,6 +155,15 @@ class ModelStage {
     }
     out_.reference = reference();
     const bool streamed = out_.reference == spec::ReferenceWeights::kStreamed;
+    if (backend_->kind() != DeviceKind::kCpu) {
+      // A job the device cannot hold fails here, in a second, not minutes later when a
+      // run's weights no longer fit.
+      const spec::Layout layout{pl_.tp, pl_.pp, pl_.dp};
+      const std::string why =
+          model_stage_memory_refusal(spec::memory_estimate(a_, w_, layout, backend_->kind(), out_.reference).total(),
+                                     backend_->facts().memory_bytes, backend_->name(), out_.reference);
+      if (!why.empty()) fail(ErrorKind::kUnsupported, "{} x {} in {}: {}", a_.name, w_.name, layout.name(), why);
+    }
     // On the CPU the fp32 master is kept and rounded once; a device holds one
     // precision at a time, each made in place for its run, and so does the CPU when the
     // reference streams its weights (no whole fp32 copy is ever held then).
@@ -489,6 +498,19 @@ Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, 
           static_cast<int64_t>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(a.vocab_size));
     }
   return t;
+}
+
+std::string model_stage_memory_refusal(int64_t need_bytes, int64_t device_bytes, const std::string& device,
+                                       spec::ReferenceWeights reference) {
+  if (device_bytes <= 0 || need_bytes <= device_bytes) return "";
+  std::string hint = "use a layout with more tp or pp ranks, or a device with more memory";
+  if (reference == spec::ReferenceWeights::kResident)
+    hint = "stream the reference's weights (model_stage.reference: streamed or auto), " + hint;
+  return fmt::format(
+      "the model stage needs about {} a rank (docs/specs.md, \"Memory estimate\"; the fp32 reference "
+      "{}) and {} has {}: {}",
+      spec::bytes_human(need_bytes), reference == spec::ReferenceWeights::kStreamed ? "streamed" : "resident", device,
+      spec::bytes_human(device_bytes), hint);
 }
 
 bool reference_needs_streaming(int64_t resident_bytes, int64_t device_bytes) {

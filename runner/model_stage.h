@@ -94,6 +94,13 @@ struct ModelStageOutput {
 // memory keeps them resident.
 bool reference_needs_streaming(int64_t resident_bytes, int64_t device_bytes);
 
+// Why a device of `device_bytes` cannot run a model stage whose estimate is `need_bytes`
+// (the estimate of the chosen reference weights), with what to change; "" when it fits
+// or the device's memory is unknown. The stage refuses such a job before making any
+// weights (device backends only: the host can swap).
+std::string model_stage_memory_refusal(int64_t need_bytes, int64_t device_bytes, const std::string& device,
+                                       spec::ReferenceWeights reference);
+
 // Runs the model stage; collective: every rank of the job group calls it.
 ModelStageOutput model_stage_run(const ModelStageConfig& config);
 

@@ -131,6 +131,19 @@ TEST(StreamedReference, AutoStreamsOnlyWhatTheDeviceCannotHoldAndBadRequestsName
   mamba.reference = spec::ReferenceWeights::kAuto;
   EXPECT_EQ(model_stage_run(mamba).reference, spec::ReferenceWeights::kResident);
 
+  // A device too small for the chosen reference's estimate is refused before any weights
+  // are made, saying what would fit.
+  EXPECT_EQ(model_stage_memory_refusal(100, 100, "cuda:0", spec::ReferenceWeights::kStreamed), "");
+  EXPECT_EQ(model_stage_memory_refusal(int64_t{1} << 40, 0, "cuda:0", spec::ReferenceWeights::kResident), "");
+  const std::string big =
+      model_stage_memory_refusal(int64_t{94} << 30, int64_t{79} << 30, "cuda:0", spec::ReferenceWeights::kStreamed);
+  EXPECT_NE(big.find("94.0 GiB"), std::string::npos) << big;
+  EXPECT_NE(big.find("cuda:0 has 79.0 GiB"), std::string::npos) << big;
+  EXPECT_NE(big.find("more tp or pp"), std::string::npos) << big;
+  EXPECT_EQ(big.find("model_stage.reference: streamed"), std::string::npos) << big;
+  const std::string resident = model_stage_memory_refusal(101, 100, "cuda:1", spec::ReferenceWeights::kResident);
+  EXPECT_NE(resident.find("model_stage.reference: streamed"), std::string::npos) << resident;
+
   c.workload.dtype = DType::kF32;
   c.reference = spec::ReferenceWeights::kStreamed;
   const std::string f = error_of(c);
