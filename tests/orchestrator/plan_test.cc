@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -118,15 +120,44 @@ TEST_F(PlanTest, JsonAndTableAgree) {
   EXPECT_NE(table.find("total: 2 jobs, 3 rank-slots"), std::string::npos) << table;
 }
 
-TEST(ShippedCampaigns, SmokeAndNightlyPlan) {
-  for (const char* name : {"smoke", "nightly"}) {
+// Every shipped campaign plans; the smoke, nightly and scaling campaigns into many jobs.
+TEST(ShippedCampaigns, EveryCampaignPlans) {
+  size_t planned = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(FK_SOURCE_DIR) + "/specs/campaigns")) {
+    const std::string name = e.path().stem().string();
     spec::Diagnostics diags;
-    auto c = spec::campaign_load_file(std::string(FK_SOURCE_DIR) + "/specs/campaigns/" + name + ".yaml", diags);
-    ASSERT_TRUE(c.has_value()) << diags.to_string();
+    auto c = spec::campaign_load_file(e.path().string(), diags);
+    ASSERT_TRUE(c.has_value()) << name << ": " << diags.to_string();
     auto p = orchestrator::plan_campaign(*c, diags);
-    ASSERT_TRUE(p.has_value()) << diags.to_string();
-    EXPECT_GT(p->job_file.jobs.size(), 10u) << name;
+    ASSERT_TRUE(p.has_value()) << name << ": " << diags.to_string();
+    EXPECT_FALSE(p->job_file.jobs.empty()) << name;
+    if (name == "smoke" || name == "nightly" || name == "scaling") {
+      EXPECT_GT(p->job_file.jobs.size(), 10u) << name;
+    }
+    ++planned;
   }
+  EXPECT_GE(planned, 6u);
+}
+
+// The scaling campaign (issue 13): three models, every layout of 1-8 GPUs, the baseline
+// and the example candidates; the 70B model's bf16 weights need several of them.
+TEST(ShippedCampaigns, ScalingCoversEveryLayoutAndNeedsSeveralGpusForTheLargest) {
+  spec::Diagnostics diags;
+  auto c = spec::campaign_load_file(std::string(FK_SOURCE_DIR) + "/specs/campaigns/scaling.yaml", diags);
+  ASSERT_TRUE(c.has_value()) << diags.to_string();
+  auto p = orchestrator::plan_campaign(*c, diags);
+  ASSERT_TRUE(p.has_value()) << diags.to_string();
+  std::set<std::string> layouts, sets;
+  int64_t biggest_tp1 = 0;
+  for (const auto& j : p->job_file.jobs) {
+    layouts.insert(j.layout.name());
+    sets.insert(j.candidates.name);
+    if (j.layout.ranks() == 1 && j.arch.name == "llama-3.1-70b") biggest_tp1 = std::max(biggest_tp1, j.memory.total());
+  }
+  EXPECT_EQ(layouts,
+            (std::set<std::string>{"tp1pp1dp1", "tp2pp1dp1", "tp4pp1dp1", "tp8pp1dp1", "tp2pp2dp1", "tp4pp2dp1"}));
+  EXPECT_EQ(sets, (std::set<std::string>{"baseline", "examples"}));
+  EXPECT_GT(biggest_tp1, int64_t{141'000'000'000}) << "the 70B model's tp1 jobs fit one 141 GB H200";
 }
 
 }  // namespace

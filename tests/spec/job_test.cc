@@ -1,7 +1,8 @@
 // Job ids and the job file: content-derived ids, JSON round trip, clear errors.
+#include "core/spec/job.h"
 #include "core/error.h"
 #include "core/fs_util.h"
-#include "core/spec/job.h"
+#include "core/spec/spec_file.h"
 #include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
@@ -337,6 +338,40 @@ TEST(Memory, EstimateFollowsTheDocumentedFormula) {
   EXPECT_LT(p2.parameters, m1.parameters);
   EXPECT_EQ(m1.layer_parameters, 2 * layer);
   EXPECT_EQ(m1.largest_layer_parameters, layer);
+}
+
+// The estimate counts the parameters the published models have, whole and spread over 8
+// ranks of tp 4 x pp 2: Llama 3.1 8B's 8,030,261,248 (github:thamada/modelQuery README,
+// from Meta's params.json) and Llama 3.1 70B's count from its published dimensions, 80 x
+// (8192 x (8192 + 2 x 1024) + 8192 x 8192 + 3 x 8192 x 28672 + 2 x 8192) + 2 x 128256 x
+// 8192 + 8192.
+TEST(Memory, ParametersAreThePublishedCounts) {
+  const int64_t llama70 = int64_t{80} * (8192LL * (8192 + 2 * 1024) + 8192LL * 8192 + 3LL * 8192 * 28672 + 2 * 8192) +
+                          2LL * 128256 * 8192 + 8192;
+  for (const auto& [name, published] :
+       std::vector<std::pair<std::string, int64_t>>{{"llama-3.1-8b", 8030261248}, {"llama-3.1-70b", llama70}}) {
+    spec::Diagnostics d;
+    const auto doc =
+        spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml", d);
+    ASSERT_TRUE(doc.has_value()) << d.to_string();
+    const spec::Architecture a = doc->full;
+    spec::Workload w;
+    w.name = "w";
+    w.batch = 1;
+    w.seq_len = 16;
+    EXPECT_EQ(spec::memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda).parameters, published) << name;
+    // tp 4 x pp 2: each rank a quarter of the layers' and vocabulary's rows, half the layers.
+    int64_t spread = 0;
+    for (int64_t stage = 0; stage < 2; ++stage) {
+      const int64_t first = spec::stage_first_layer(a.num_hidden_layers, 2, stage);
+      for (int64_t l = first; l < first + spec::stage_layer_count(a.num_hidden_layers, 2, stage); ++l)
+        spread += 4 * spec::layer_parameters_per_rank(a, l, 4);
+    }
+    // Norm weights are replicated on every TP rank; the embedding, head and final norm
+    // are outside the layers.
+    const int64_t norms = 2 * a.hidden_size * a.num_hidden_layers;
+    EXPECT_EQ(spread - 3 * norms + 2 * a.vocab_size * a.hidden_size + a.hidden_size, published) << name;
+  }
 }
 
 // A streamed reference holds the weights outside the layers and one layer's in fp32;
