@@ -428,7 +428,12 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   }
   const Tolerance loose{2 * tol.atol, 2 * tol.rtol, tol.min_matched};
   struct Stop {};  // a subject failed: the verdict is merged, the loop ends
-  double spans = 0, awake = 0;  // awake: the worker spinning between a ping and its call
+  // awake: the time the worker may spin outside its calls, from sending each ping to the
+  // call's reply, less the call. It holds the worker's spin while the supervisor waits to
+  // be scheduled to see the ping's answer: on an oversubscribed host (more ranks and
+  // workers than cores) that wait is milliseconds a call, and without it an honest
+  // candidate's spinning worker read as work outside the timed calls.
+  double spans = 0, awake = 0;
   std::vector<double> cand_wall, base_wall;  // the supervisor's clock per call, warm-up included
   int64_t calls = 0;
   bool reuse = false;  // the last measurement: every call on set 0 as it is
@@ -442,8 +447,8 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   cand_subject.timed = [&](int64_t set) {
     const std::string when = reuse ? "(reused buffers)" : fmt::format("(timed call {})", calls);
     // Woken first, so that the call's time holds the call, not a wake-up.
-    const auto pc = candidate.ping();
     const auto woke = std::chrono::steady_clock::now();
+    const auto pc = candidate.ping();
     const auto rc = pc ? candidate.call(def.name, cand_calls[static_cast<size_t>(set)]) : std::nullopt;
     if (!rc || rc->code == sandbox::kReplyDeviceFault) {
       merge_ended(candidate, v, when);
