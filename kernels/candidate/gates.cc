@@ -525,15 +525,28 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   }
   g.candidate_s = timed.subjects[0].seconds;
   g.baseline_s = timed.subjects[1].seconds;
-  const double used = WorkerCpu::used(cpu_before, candidate.cpu());
+  const WorkerCpu cpu_after = candidate.cpu();
+  const double used = WorkerCpu::used(cpu_before, cpu_after);
   // A device worker also has its driver's and tracer's threads.
   const int cpu_threads = std::max(1, o.threads) + (device ? 1 : 0);
   const double allowed = 1.5 * cpu_threads * spans + awake + 0.02 + 1e-4 * static_cast<double>(o.warmup + o.iterations);
+  // The allowance for spinning between calls is the serving thread's alone: every
+  // other thread (the candidate's own, a device driver's) fits in the calls' time with
+  // its share of the threads, or works off the clock. A helper thread that keeps a core
+  // busy between calls also slows the supervisor and the baseline's worker, which
+  // would otherwise widen its own allowance.
+  const double off_main = WorkerCpu::used_off_main(cpu_before, cpu_after);
+  const double off_main_allowed = 1.5 * (cpu_threads - 1) * spans + 0.005;
   if (used > allowed)
     v.merge(Verdict::kRewardHack,
             fmt::format("its process used {:.1f} ms of CPU over timed calls that took {:.1f} ms with {} thread(s): "
                         "work went on outside the timed calls",
                         1e3 * used, 1e3 * spans, std::max(1, o.threads)));
+  else if (off_main > off_main_allowed)
+    v.merge(Verdict::kRewardHack,
+            fmt::format("threads other than the one serving its calls used {:.1f} ms of CPU over timed calls that "
+                        "took {:.1f} ms with {} thread(s): work went on outside the timed calls",
+                        1e3 * off_main, 1e3 * spans, std::max(1, o.threads)));
   if (device) {
     // The timed rounds' walls are the last ones (the warm-up's came first).
     const auto last = [](const std::vector<double>& all, size_t n) {

@@ -375,7 +375,10 @@ WorkerCpu Worker::cpu() const {
   for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::end(it); it.increment(ec)) {
     std::ifstream f(it->path() / "schedstat");
     double ns = 0;
-    if (f >> ns) t.live_threads_s += ns * 1e-9;
+    if (f >> ns) {
+      t.live_threads_s += ns * 1e-9;
+      if (it->path().filename() == std::to_string(pid)) t.main_thread_s = ns * 1e-9;
+    }
     ++t.threads;
   }
   // utime and stime: fields 14 and 15, in clock ticks.
@@ -386,6 +389,12 @@ WorkerCpu Worker::cpu() const {
 
 double WorkerCpu::used(const WorkerCpu& before, const WorkerCpu& after) {
   return std::max(after.live_threads_s - before.live_threads_s, after.process_s - before.process_s);
+}
+
+double WorkerCpu::used_off_main(const WorkerCpu& before, const WorkerCpu& after) {
+  // A thread that ended between the readings is gone from the live sum but not from
+  // the process's time, which used() takes when it is the larger.
+  return std::max(0.0, used(before, after) - (after.main_thread_s - before.main_thread_s));
 }
 
 void Worker::reap(bool block) {

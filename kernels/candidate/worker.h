@@ -75,9 +75,13 @@ enum class WorkerEnd { kRunning, kExited, kSignaled, kTimedOut, kLost, kDeviceFa
 // threads that ended) and the process total (clock ticks, keeps them).
 struct WorkerCpu {
   double live_threads_s = 0, process_s = 0;
+  double main_thread_s = 0;  // of the thread that serves the requests (the worker's first)
   int threads = 0;
   // CPU seconds used between two readings (the larger of the two measures).
   static double used(const WorkerCpu& before, const WorkerCpu& after);
+  // Of those, the seconds of every thread but the serving one: threads the candidate
+  // started (and, on a device, its driver's).
+  static double used_off_main(const WorkerCpu& before, const WorkerCpu& after);
 };
 
 class Worker {
