@@ -530,12 +530,14 @@ InstanceGate gate_instance(const OpDef& def, Worker& candidate, Worker& baseline
   // A device worker also has its driver's and tracer's threads.
   const int cpu_threads = std::max(1, o.threads) + (device ? 1 : 0);
   const double allowed = 1.5 * cpu_threads * spans + awake + 0.02 + 1e-4 * static_cast<double>(o.warmup + o.iterations);
-  // The allowance for spinning between calls is the serving thread's alone: every
-  // other thread (the candidate's own, a device driver's) fits in the calls' time with
-  // its share of the threads, or works off the clock. A helper thread that keeps a core
-  // busy between calls also slows the supervisor and the baseline's worker, which
-  // would otherwise widen its own allowance.
-  const double off_main = WorkerCpu::used_off_main(cpu_before, cpu_after);
+  // On a host worker the allowance for spinning between calls is the serving thread's
+  // alone: every other thread (the candidate's own) fits in the calls' time with its
+  // share of the threads, or works off the clock. A helper thread that keeps a core
+  // busy between calls also slows the supervisor and the baseline's worker, which would
+  // otherwise widen its own allowance. Device workers also run their driver's and
+  // tracer's threads, whose CPU between calls has not been measured yet: they keep the
+  // whole-process rule alone.
+  const double off_main = device ? 0.0 : WorkerCpu::used_off_main(cpu_before, cpu_after);
   const double off_main_allowed = 1.5 * (cpu_threads - 1) * spans + 0.005;
   if (used > allowed)
     v.merge(Verdict::kRewardHack,
