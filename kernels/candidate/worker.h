@@ -80,7 +80,8 @@ struct WorkerCpu {
   // CPU seconds used between two readings (the larger of the two measures).
   static double used(const WorkerCpu& before, const WorkerCpu& after);
   // Of those, the seconds of every thread but the serving one: threads the candidate
-  // started (and, on a device, its driver's).
+  // started (and, on a device, its driver's). Exact for threads alive at both readings;
+  // threads that ended between them are seen only beyond the process time's rounding.
   static double used_off_main(const WorkerCpu& before, const WorkerCpu& after);
 };
 
