@@ -99,6 +99,32 @@ TEST_F(SandboxTest, FilesOutsideItsFoldersAreRefusedThreadsWork) {
   EXPECT_FALSE(fs::exists(outside));
 }
 
+// The CPU of a worker's threads other than the serving one: exact from the live
+// threads' counts; from the process time (threads that ended between the readings)
+// only beyond the two readings' clock-tick rounding; never negative.
+TEST(WorkerCpuTest, OffMainCpuIsTheOtherThreadsBeyondTheTickRounding) {
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  WorkerCpu before, after;
+  before.live_threads_s = 1.0;
+  before.main_thread_s = 0.9;
+  before.process_s = 1.0;
+  // The serving thread alone worked 50 ms; the process time, in ticks, read one tick more.
+  after.live_threads_s = 1.05;
+  after.main_thread_s = 0.95;
+  after.process_s = 1.05 + tick;
+  EXPECT_NEAR(WorkerCpu::used(before, after), 0.05 + tick, 1e-12);
+  EXPECT_NEAR(WorkerCpu::used_off_main(before, after), 0.0, 1e-12);
+  // A live helper thread worked 30 ms beside it.
+  after.live_threads_s = 1.08;
+  after.process_s = 1.08;
+  EXPECT_NEAR(WorkerCpu::used_off_main(before, after), 0.03, 1e-12);
+  // A helper that ended before the second reading: gone from the live sum, seen in the
+  // process time beyond two ticks.
+  after.live_threads_s = 1.05;
+  after.process_s = 1.05 + 0.04 + 2 * tick;
+  EXPECT_NEAR(WorkerCpu::used_off_main(before, after), 0.04, 1e-12);
+}
+
 TEST(WorkerTest, BaselineWorkerMatchesTheInProcessBaselineBitForBit) {
   register_builtin_ops();
   WorkerConfig c;
