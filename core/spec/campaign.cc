@@ -102,10 +102,7 @@ void read_stages(MapReader& r, Campaign& c) {
     s.boolean("enabled", c.model_stage.enabled, Need::kOptional);
     s.integer("iterations", c.model_stage.iterations, Need::kOptional, limits::kModelIterations);
     s.boolean("graphs", c.model_stage.graphs, Need::kOptional);
-    s.choice("reference", c.model_stage.reference, Need::kOptional,
-             std::vector<std::pair<std::string, ReferenceWeights>>{{"auto", ReferenceWeights::kAuto},
-                                                                   {"resident", ReferenceWeights::kResident},
-                                                                   {"streamed", ReferenceWeights::kStreamed}});
+    s.choice("reference", c.model_stage.reference, Need::kOptional, reference_weights_choices());
     s.finish();
   }
 }

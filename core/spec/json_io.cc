@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 
 namespace fk::spec {
 namespace {
@@ -412,13 +413,10 @@ ModelStageSpec model_stage_from_json(const Json& j, const std::string& path) {
   if (in.has("graphs")) m.graphs = in.at("graphs").boolean();  // job files before it: the default
   if (in.has("reference")) {
     const std::string r = in.at("reference").str();
-    bool known = false;
-    for (auto k : {ReferenceWeights::kAuto, ReferenceWeights::kResident, ReferenceWeights::kStreamed})
-      if (r == reference_weights_name(k)) {
-        m.reference = k;
-        known = true;
-      }
-    if (!known) in.at("reference").fail(fmt::format("'{}' is not auto, resident or streamed", r));
+    const auto& all = reference_weights_choices();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.first == r; });
+    if (it == all.end()) in.at("reference").fail(fmt::format("'{}' is not auto, resident or streamed", r));
+    m.reference = it->second;
   }
   return m;
 }

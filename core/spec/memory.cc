@@ -67,6 +67,16 @@ const char* reference_weights_name(ReferenceWeights r) {
   return "?";
 }
 
+const std::vector<std::pair<std::string, ReferenceWeights>>& reference_weights_choices() {
+  static const std::vector<std::pair<std::string, ReferenceWeights>> all = [] {
+    std::vector<std::pair<std::string, ReferenceWeights>> v;
+    for (auto r : {ReferenceWeights::kAuto, ReferenceWeights::kResident, ReferenceWeights::kStreamed})
+      v.emplace_back(reference_weights_name(r), r);
+    return v;
+  }();
+  return all;
+}
+
 MemoryEstimate memory_estimate(const Architecture& a, const Workload& w, const Layout& l, DeviceKind backend,
                                ReferenceWeights reference) {
   const MemoryEstimate resident = family_rules(a).memory_estimate(a, w, l, backend);

@@ -24,6 +24,9 @@
 #include "core/spec/workload.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace fk::spec {
 
@@ -37,6 +40,8 @@ namespace fk::spec {
 //              knows the device; `fk plan` estimates auto as resident).
 enum class ReferenceWeights { kAuto, kResident, kStreamed };
 const char* reference_weights_name(ReferenceWeights r);  // "auto", "resident", "streamed"
+// Every value with its name, for readers of the setting (YAML, JSON).
+const std::vector<std::pair<std::string, ReferenceWeights>>& reference_weights_choices();
 
 struct MemoryEstimate {
   int64_t parameters = 0;  // parameters held by the rank
