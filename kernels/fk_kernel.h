@@ -1,4 +1,4 @@
-/* fk_kernel.h — the FastKernels kernel ABI, version 1.
+/* fk_kernel.h — the FastKernels kernel ABI, version 2 (docs/kernel-abi.md lists the changes).
  *
  * A candidate kernel is a shared library (built by FastKernels from a candidate
  * folder, see docs/writing-kernels.md) that exports
@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define FK_KERNEL_ABI_VERSION 1u
+#define FK_KERNEL_ABI_VERSION 2u
 #define FK_MAX_DIMS 8
 
 typedef enum fk_dtype {
@@ -99,16 +99,19 @@ typedef int (*fk_linear_fn)(const fk_context*, fk_t out, fk_t input, fk_t weight
 typedef int (*fk_act_and_mul_fn)(const fk_context*, fk_t out, fk_t input);
 /* out = act(input) — gelu, gelu_new, relu, relu2, silu */
 typedef int (*fk_activation_fn)(const fk_context*, fk_t out, fk_t input);
-/* out[T,Hq,D]; query[T,Hq,D]; key_cache/value_cache[B,L,Hk,D] */
-typedef int (*fk_attention_fn)(const fk_context*, fk_t out, fk_t query, fk_t key_cache, fk_t value_cache, double scale,
-                               double q_len, double q_start, double causal, double window, double softcap);
+/* out[T,Hq,D]; query[T,Hq,D]; key_cache/value_cache[B,L,Hk,D]; sinks[Hq] fp32 (may be absent) */
+typedef int (*fk_attention_fn)(const fk_context*, fk_t out, fk_t query, fk_t key_cache, fk_t value_cache, fk_t sinks,
+                               double scale, double q_len, double q_start, double causal, double window,
+                               double softcap);
 typedef int (*fk_kv_cache_write_fn)(const fk_context*, fk_t key, fk_t value, fk_t key_cache, fk_t value_cache,
                                     double q_len, double q_start);
 /* topk_weights[T,k] fp32, topk_ids[T,k] int32, gating_output[T,E] */
 typedef int (*fk_topk_softmax_fn)(const fk_context*, fk_t topk_weights, fk_t topk_ids, fk_t gating_output,
                                   double renormalize);
+/* w13_bias[E,2I], w2_bias[E,H] may be absent; activation 3 uses swiglu_alpha, swiglu_limit */
 typedef int (*fk_fused_moe_fn)(const fk_context*, fk_t out, fk_t hidden_states, fk_t w13, fk_t w2, fk_t topk_weights,
-                               fk_t topk_ids, double activation);
+                               fk_t topk_ids, fk_t w13_bias, fk_t w2_bias, double activation, double swiglu_alpha,
+                               double swiglu_limit);
 typedef int (*fk_add_fn)(const fk_context*, fk_t out, fk_t a, fk_t b);
 typedef int (*fk_scale_fn)(const fk_context*, fk_t x, double factor);
 typedef int (*fk_softcap_fn)(const fk_context*, fk_t x, double cap);

@@ -11,7 +11,7 @@
 namespace fk::kernels {
 namespace {
 
-constexpr size_t kMaxArity = 8;
+constexpr size_t kMaxArity = 13;  // calls of up to 12 tensors and 12 parameters
 using Invoker = int (*)(void*, const fk_context*, const fk_tensor*, const double*);
 
 template <size_t>

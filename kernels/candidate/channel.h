@@ -17,8 +17,8 @@
 
 namespace fk::kernels::sandbox {
 
-constexpr uint32_t kChannelMagic = 0x464b5732;  // "FKW2"
-constexpr size_t kChannelArgs = 8;
+constexpr uint32_t kChannelMagic = 0x464b5733;  // "FKW3"
+constexpr size_t kChannelArgs = 12;             // fused_moe: 8 tensors, selective_scan: 10
 constexpr size_t kChannelDims = 8;
 constexpr size_t kChannelMessage = 1024;
 constexpr size_t kChannelBytes = size_t{1} << 16;  // tensor data starts here

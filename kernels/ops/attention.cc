@@ -8,6 +8,9 @@
 //     not causal (encoders): every j < q_start + q_len.
 //   scores = scale * q.k; soft-capping (Gemma 2) replaces s by cap * tanh(s / cap);
 //   GQA/MQA: query head h reads kv head h / (Hq / Hk).
+//   sinks (optional, fp32 [Hq]; gpt-oss): head h's softmax also counts a key with the
+//   score sinks[h] (after scale and soft-cap) and no value, so the weights of the real
+//   keys sum to less than 1: w_j = exp(s_j) / (exp(sinks[h]) + sum_k exp(s_k)).
 // Prefill calls it with q_start 0 and q_len = prompt length, decode with q_len 1 and
 // q_start = tokens already cached. The CPU baseline streams over keys per query row
 // (fp32 scores, max-subtracted softmax); the reference is fp64.
@@ -22,7 +25,7 @@
 namespace fk::kernels {
 namespace {
 
-enum { kOut, kQuery, kKeyCache, kValueCache };
+enum { kOut, kQuery, kKeyCache, kValueCache, kSinks };
 enum { kScale, kQLen, kQStart, kCausal, kWindow, kSoftcap };
 
 struct Geometry {
@@ -30,6 +33,7 @@ struct Geometry {
   bool causal;
   int64_t window;
   double softcap;
+  bool sinks;
   int64_t first_key(int64_t p) const {
     if (!causal) return 0;
     return window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
@@ -49,6 +53,7 @@ Geometry geometry(const OpCall& c) {
   g.causal = c.iparam(kCausal) != 0;
   g.window = c.iparam(kWindow);
   g.softcap = c.param(kSoftcap);
+  g.sinks = util::present(c.arg(kSinks));
   return g;
 }
 
@@ -62,6 +67,7 @@ void attention_cpu(const OpCall& c) {
   T* out = c.arg(kOut).data_as<T>();
   const float scale = static_cast<float>(c.param(kScale));
   const float cap = static_cast<float>(g.softcap);
+  const float* sinks = g.sinks ? c.arg(kSinks).data_as<float>() : nullptr;
   const int64_t rows = g.b * g.q_len * g.hq;
 #pragma omp parallel
   {
@@ -83,8 +89,9 @@ void attention_cpu(const OpCall& c) {
         scores[static_cast<size_t>(j)] = s;
         mx = std::max(mx, s);
       }
+      if (sinks != nullptr) mx = std::max(mx, sinks[h]);
       std::fill(acc.begin(), acc.end(), 0.0f);
-      float sum = 0;
+      float sum = sinks != nullptr ? std::exp(sinks[h] - mx) : 0.0f;
       for (int64_t j = j0; j < j1; ++j) {
         const float w = std::exp(scores[static_cast<size_t>(j)] - mx);
         sum += w;
@@ -103,6 +110,7 @@ void attention_reference(const OpCall& c) {
   const int64_t L = c.arg(kKeyCache).size(1);
   const double *q = util::f64(c.arg(kQuery)), *kc = util::f64(c.arg(kKeyCache)), *vc = util::f64(c.arg(kValueCache));
   double* out = util::f64(c.arg(kOut));
+  const double* sinks = g.sinks ? util::f64(c.arg(kSinks)) : nullptr;
   // Rows are independent: one per thread (a full-size prefill is seconds, not minutes).
 #pragma omp parallel for schedule(dynamic, 4) if (g.b * g.q_len * g.hq > 64)
   for (int64_t t = 0; t < g.b * g.q_len; ++t) {
@@ -119,7 +127,8 @@ void attention_reference(const OpCall& c) {
         s[static_cast<size_t>(j)] = dot;
         mx = std::max(mx, dot);
       }
-      double sum = 0;
+      if (sinks != nullptr) mx = std::max(mx, sinks[h]);
+      double sum = sinks != nullptr ? std::exp(sinks[h] - mx) : 0.0;
       for (int64_t j = j0; j < j1; ++j) {
         s[static_cast<size_t>(j)] = std::exp(s[static_cast<size_t>(j)] - mx);
         sum += s[static_cast<size_t>(j)];
@@ -138,12 +147,17 @@ void attention_reference(const OpCall& c) {
 void register_attention(OpRegistry& reg) {
   OpDef d;
   d.name = "attention";
-  d.summary = "attention over a contiguous KV cache (causal/bidirectional, GQA, sliding window, soft-cap)";
-  d.args = {{"out", ArgRole::kOut}, {"query", ArgRole::kIn}, {"key_cache", ArgRole::kIn}, {"value_cache", ArgRole::kIn}};
+  d.summary = "attention over a contiguous KV cache (causal/bidirectional, GQA, sliding window, soft-cap, sinks)";
+  d.args = {{"out", ArgRole::kOut},
+            {"query", ArgRole::kIn},
+            {"key_cache", ArgRole::kIn},
+            {"value_cache", ArgRole::kIn},
+            {"sinks", ArgRole::kIn, true, true, true}};
   d.params = {"scale", "q_len", "q_start", "causal", "window", "softcap"};
   d.check = [d](const OpCall& c) {
     std::string e = util::first_error({util::check_tensor(c, d, kOut, 3), util::check_tensor(c, d, kQuery, 3),
                                        util::check_tensor(c, d, kKeyCache, 4), util::check_tensor(c, d, kValueCache, 4),
+                                       util::check_tensor(c, d, kSinks, 1, {DType::kF32, DType::kF64}),
                                        util::check_same_dtype(c, d)});
     if (!e.empty()) return e;
     if (c.params.size() != 6) return std::string("attention: expects 6 parameters");
@@ -158,6 +172,7 @@ void register_attention(OpRegistry& reg) {
     if (g.hk < 1 || g.hq % g.hk != 0) return std::string("attention: kv heads must divide query heads");
     if (c.arg(kKeyCache).size(3) != g.d) return std::string("attention: head_dim of query and cache differ");
     if (!g.causal && g.window > 0) return std::string("attention: a sliding window needs causal attention");
+    if (g.sinks && c.arg(kSinks).size(0) != g.hq) return std::string("attention: sinks must be [q_heads]");
     return std::string();
   };
   d.reference = attention_reference;
@@ -168,7 +183,9 @@ void register_attention(OpRegistry& reg) {
     const int64_t L = std::max(s.dim("cache_len"), q_start + q_len);
     return OpCall{{util::output(dt, {b * q_len, hq, hd}), util::uniform(dt, {b * q_len, hq, hd}, rng, "query", -1, 1),
                    util::uniform(dt, {b, L, hk, hd}, rng, "key_cache", -1, 1),
-                   util::uniform(dt, {b, L, hk, hd}, rng, "value_cache", -1, 1)},
+                   util::uniform(dt, {b, L, hk, hd}, rng, "value_cache", -1, 1),
+                   s.dims.count("sinks") && s.dim("sinks") ? util::uniform(DType::kF32, {hq}, rng, "sinks", -2, 2)
+                                                           : util::none()},
                   s.params};
   };
   d.shape_of = [](const OpCall& c) {
@@ -176,7 +193,8 @@ void register_attention(OpRegistry& reg) {
                     {"q_heads", c.arg(kQuery).size(1)},
                     {"kv_heads", c.arg(kKeyCache).size(2)},
                     {"head_dim", c.arg(kQuery).size(2)},
-                    {"cache_len", c.arg(kKeyCache).size(1)}},
+                    {"cache_len", c.arg(kKeyCache).size(1)},
+                    {"sinks", util::present(c.arg(kSinks)) ? 1 : 0}},
                    c.params};
   };
   d.flops = [](const OpCall& c) {

@@ -113,18 +113,40 @@ std::vector<Case> cases() {
       {1.0 / 16, 16, 0, 1, 0, 50});
   add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 13}},
       {0.125, 13, 0, 0, 0, 0});
+  // gpt-oss' attention sinks: prefill with a sliding window (the tensor-core flash kernel
+  // and cuDNN's refusal), decode split over the keys (the merge adds the sink), a decode
+  // group on CUDA cores, bidirectional, and fp32's general kernel (every dtype runs).
+  add("attention", {{"batch", 2}, {"q_heads", 8}, {"kv_heads", 1}, {"head_dim", 64}, {"cache_len", 150}, {"sinks", 1}},
+      {0.125, 150, 0, 1, 37, 0});
+  add("attention",
+      {{"batch", 2}, {"q_heads", 16}, {"kv_heads", 2}, {"head_dim", 64}, {"cache_len", 1000}, {"sinks", 1}},
+      {0.125, 1, 900, 1, 0, 0});
+  add("attention", {{"batch", 1}, {"q_heads", 8}, {"kv_heads", 8}, {"head_dim", 64}, {"cache_len", 40}, {"sinks", 1}},
+      {0.125, 1, 30, 1, 0, 0});
+  add("attention", {{"batch", 2}, {"q_heads", 32}, {"kv_heads", 1}, {"head_dim", 64}, {"cache_len", 300}, {"sinks", 1}},
+      {0.125, 1, 280, 1, 128, 0});
+  add("attention", {{"batch", 1}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", 80}, {"cache_len", 70}, {"sinks", 1}},
+      {1.0 / std::sqrt(80.0), 70, 0, 0, 0, 0});
   add("kv_cache_write", {{"batch", 2}, {"kv_heads", 2}, {"head_dim", 64}, {"cache_len", 16}}, {3, 5});
   add("topk_softmax", {{"tokens", 9}, {"experts", 8}, {"k", 2}}, {1});
   add("topk_softmax", {{"tokens", 5}, {"experts", 128}, {"k", 8}}, {0});
-  add("fused_moe", {{"tokens", 7}, {"hidden", 64}, {"experts", 4}, {"inter", 48}, {"k", 2}}, {0});
-  add("fused_moe", {{"tokens", 5}, {"hidden", 33}, {"experts", 8}, {"inter", 20}, {"k", 3}}, {1});
+  add("fused_moe", {{"tokens", 7}, {"hidden", 64}, {"experts", 4}, {"inter", 48}, {"k", 2}}, {0, 0, 0});
+  add("fused_moe", {{"tokens", 5}, {"hidden", 33}, {"experts", 8}, {"inter", 20}, {"k", 3}}, {1, 0, 0});
+  // gpt-oss' experts: biases, the clamped SwiGLU (a limit the values reach), odd sizes
+  // (SIMT kernels) and tensor-core sizes at decode and prefill tile heights.
+  add("fused_moe", {{"tokens", 5}, {"hidden", 33}, {"experts", 8}, {"inter", 20}, {"k", 3}, {"bias", 1}},
+      {3, 1.702, 0.5});
+  add("fused_moe", {{"tokens", 3}, {"hidden", 256}, {"experts", 16}, {"inter", 512}, {"k", 4}, {"bias", 1}},
+      {3, 1.702, 0.5});
+  add("fused_moe", {{"tokens", 300}, {"hidden", 256}, {"experts", 8}, {"inter", 160}, {"k", 2}, {"bias", 1}},
+      {3, 1.702, 0.5});
   // The CUDA tensor-core path (fp16/bf16, H and I multiples of 8) at each tile height:
   // 64-row tiles with partial gate/up and down column blocks; 128-row tiles over a K that
   // wraps the copy pipeline; 16-row decode tiles whose down GEMM splits K (its partial
   // sums added by the combine).
-  add("fused_moe", {{"tokens", 300}, {"hidden", 256}, {"experts", 8}, {"inter", 160}, {"k", 2}}, {0});
-  add("fused_moe", {{"tokens", 400}, {"hidden", 512}, {"experts", 4}, {"inter", 136}, {"k", 2}}, {2});
-  add("fused_moe", {{"tokens", 3}, {"hidden", 256}, {"experts", 16}, {"inter", 2048}, {"k", 2}}, {1});
+  add("fused_moe", {{"tokens", 300}, {"hidden", 256}, {"experts", 8}, {"inter", 160}, {"k", 2}}, {0, 0, 0});
+  add("fused_moe", {{"tokens", 400}, {"hidden", 512}, {"experts", 4}, {"inter", 136}, {"k", 2}}, {2, 0, 0});
+  add("fused_moe", {{"tokens", 3}, {"hidden", 256}, {"experts", 16}, {"inter", 2048}, {"k", 2}}, {1, 0, 0});
   add("add", {{"elements", 1001}}, {});
   add("scale", {{"elements", 517}}, {8.0});
   add("softcap", {{"elements", 517}}, {30.0});

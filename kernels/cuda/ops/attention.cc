@@ -1,9 +1,9 @@
-// CUDA attention baseline: unpacks the call (out, query, key_cache, value_cache;
+// CUDA attention baseline: unpacks the call (out, query, key_cache, value_cache, sinks;
 // scale, q_len, q_start, causal, window, softcap), offers it to cuDNN's fused attention
-// (attention_cudnn.h: prefill, fp16/bf16, no soft-capping) and otherwise runs the
+// (attention_cudnn.h: prefill, fp16/bf16, no soft-capping, no sinks) and otherwise runs the
 // launcher in attention.cu (decode, split-KV, flash and general kernels).
-// supports() refuses head_dim above launch::kAttentionMaxHeadDim and more than 65535
-// KV heads (the grid's y dimension).
+// supports() refuses head_dim above launch::kAttentionMaxHeadDim, more than 65535
+// KV heads (the grid's y dimension) and sinks other than fp32.
 #include "kernels/cuda/ops/attention_cudnn.h"
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/cuda_ops.h"
@@ -12,13 +12,15 @@
 namespace fk::cuda {
 
 void register_cuda_attention(kernels::OpRegistry& reg) {
-  enum { kOut, kQuery, kKeyCache, kValueCache };
+  enum { kOut, kQuery, kKeyCache, kValueCache, kSinks };
   enum { kScale, kQLen, kQStart, kCausal, kWindow, kSoftcap };
   reg.add_impl({"attention", "cuda", DeviceKind::kCuda,
                 [](const kernels::OpCall& c) {
                   return host::device_contiguous(c) && host::elem_of(c.arg(kQuery).dtype()).has_value() &&
                          c.params.size() == 6 && c.arg(kQuery).size(2) <= launch::kAttentionMaxHeadDim &&
-                         c.arg(kKeyCache).size(2) <= 65535;
+                         c.arg(kKeyCache).size(2) <= 65535 &&
+                         (!c.arg(kSinks).defined() || c.arg(kSinks).numel() == 0 ||
+                          c.arg(kSinks).dtype() == DType::kF32);
                 },
                 [](const kernels::OpCall& c) {
                   const Tensor& q = c.arg(kQuery);
@@ -40,15 +42,17 @@ void register_cuda_attention(kernels::OpRegistry& reg) {
                   call.causal = c.iparam(kCausal) != 0;
                   call.window = c.iparam(kWindow);
                   call.softcap = static_cast<float>(c.param(kSoftcap));
-                  if (call.q_len >= 1 && call.q_start >= 0 && call.q_start + call.q_len <= call.cache_len &&
-                      attention_cudnn(call, current_stream()).ran)
+                  const Tensor& sinks = c.arg(kSinks);
+                  const float* sink_data = sinks.defined() && sinks.numel() > 0 ? sinks.data_as<float>() : nullptr;
+                  if (sink_data == nullptr && call.q_len >= 1 && call.q_start >= 0 &&
+                      call.q_start + call.q_len <= call.cache_len && attention_cudnn(call, current_stream()).ran)
                     return;
                   host::check_launch(
                       launch::attention(c.arg(kOut).data(), q.data(), kc.data(), c.arg(kValueCache).data(),
                                         host::elem(q, "attention"), kc.size(0), kc.size(1), c.iparam(kQLen),
                                         c.iparam(kQStart), q.size(1), kc.size(2), q.size(2),
-                                        static_cast<float>(c.param(kScale)), c.iparam(kCausal) != 0,
-                                        c.iparam(kWindow), static_cast<float>(c.param(kSoftcap)), current_stream()),
+                                        static_cast<float>(c.param(kScale)), c.iparam(kCausal) != 0, c.iparam(kWindow),
+                                        static_cast<float>(c.param(kSoftcap)), sink_data, current_stream()),
                       "attention");
                 }});
 }

@@ -139,7 +139,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   if (!active) return;
-  const float inv = l > 0.f ? 1.f / l : 0.f;
+  const float den = l + attention_sink_share(g, h, m);
+  const float inv = l > 0.f ? 1.f / den : 0.f;
   T* orow = out + (static_cast<size_t>(t) * g.q_heads + h) * d;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
@@ -192,7 +193,7 @@ AttentionDevice attention_device() {
 cudaError_t launch::attention(void* out, const void* query, const void* key_cache, const void* value_cache, Elem elem,
                               int64_t batch, int64_t cache_len, int64_t q_len, int64_t q_start, int64_t q_heads,
                               int64_t kv_heads, int64_t head_dim, float scale, bool causal, int64_t window,
-                              float softcap, cudaStream_t stream) {
+                              float softcap, const float* sinks, cudaStream_t stream) {
   if (batch == 0 || q_heads == 0 || head_dim == 0) return cudaSuccess;
   if (batch < 0 || q_len < 1 || q_start < 0 || q_start + q_len > cache_len || kv_heads < 1 || kv_heads > 65535 ||
       q_heads % kv_heads != 0 || head_dim < 0 || head_dim > kAttentionMaxHeadDim)
@@ -211,6 +212,7 @@ cudaError_t launch::attention(void* out, const void* query, const void* key_cach
   g.softcap = softcap;
   g.causal = causal;
   g.window = window;
+  g.sinks = sinks;
   if (attention_decode_mma_fits(out, query, key_cache, value_cache, elem, g))
     return attention_decode_mma(out, query, key_cache, value_cache, elem, g, stream);
   if (attention_decode_fits(out, query, key_cache, value_cache, elem, g))

@@ -31,6 +31,9 @@ struct AttentionGeometry {
   float scale, softcap;
   bool causal;
   int64_t window;
+  // Per query head, a score every row also counts in its softmax's denominator (gpt-oss'
+  // attention sinks; device fp32 [q_heads]), or null.
+  const float* sinks;
   // Keys [first_key(p), end_key(p)) are visible to a query at position p; both are
   // monotone in p.
   __host__ __device__ int64_t first_key(int64_t p) const {
@@ -38,6 +41,15 @@ struct AttentionGeometry {
   }
   __host__ __device__ int64_t end_key(int64_t p) const { return causal ? p + 1 : q_start + q_len; }
 };
+
+// The sink's share of the softmax denominator of a row of query head h whose running
+// max is m, relative to m: exp(sinks[h] - m), m in the natural-log domain (scaled
+// scores); 0 without sinks. A kernel that keeps its max in the log2 domain passes
+// m * ln 2. A row that saw no key (m = -inf) gets 0 too: its output stays 0.
+__device__ __forceinline__ float attention_sink_share(const AttentionGeometry& g, int64_t h, float m) {
+  if (g.sinks == nullptr || m == -INFINITY) return 0.f;
+  return expf(g.sinks[h] - m);
+}
 
 // Facts of the current device the kernels size their grids by (cached per device).
 struct AttentionDevice {

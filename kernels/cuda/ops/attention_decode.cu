@@ -238,7 +238,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < NKG; ++k) sum += red[k][e];
       if (sp.splits == 1) {
-        out[static_cast<size_t>(row0 + i) * g.d + e] = dev::from_f32<T>(l_s[i] > 0.f ? sum / l_s[i] : 0.f);
+        const float den = l_s[i] + attention_sink_share(g, h0 + i, m_s[i]);
+        out[static_cast<size_t>(row0 + i) * g.d + e] = dev::from_f32<T>(l_s[i] > 0.f ? sum / den : 0.f);
       } else {
         part_o[(static_cast<size_t>(row0 + i) * sp.splits + s) * g.d + e] = sum;
       }

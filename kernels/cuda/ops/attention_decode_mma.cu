@@ -167,7 +167,8 @@ __global__ void __launch_bounds__(kThreads)
       }
     const size_t row = static_cast<size_t>(b) * g.q_heads + kvh * g.group + r;
     if (sp.splits == 1) {
-      out[row * g.d + e] = dev::from_f32<T>(sum > 0.f ? acc / sum : 0.f);
+      const float den = sum + attention_sink_share(g, kvh * g.group + r, mx * kLn2);
+      out[row * g.d + e] = dev::from_f32<T>(sum > 0.f ? acc / den : 0.f);
     } else {
       part_o[(row * sp.splits + s) * g.d + e] = acc;
       if (e == 0) {

@@ -167,7 +167,8 @@ __global__ void __launch_bounds__(kThreads)
     if (r >= g.rows) continue;
     const int64_t t = b * g.q_len + r / g.group, h = kvh * g.group + r % g.group;
     T* orow = out + (static_cast<size_t>(t) * g.q_heads + h) * g.d;
-    const float inv = l[half] > 0.f ? 1.f / l[half] : 0.f;
+    constexpr float kLn2 = 0.6931471805599453f;  // m is in the log2 domain
+    const float inv = l[half] > 0.f ? 1.f / (l[half] + attention_sink_share(g, h, m[half] * kLn2)) : 0.f;
 #pragma unroll
     for (int n = 0; n < DP / 8; ++n) {
       const int e = n * 8 + (lane % 4) * 2;

@@ -18,10 +18,11 @@ inline constexpr int64_t kAttentionMaxHeadDim = 256;
 // [batch, cache_len, kv_heads, head_dim]; all contiguous. Needs q_len >= 1,
 // q_start + q_len <= cache_len, q_heads % kv_heads == 0, head_dim <= kAttentionMaxHeadDim
 // and kv_heads <= 65535 (cudaErrorInvalidValue otherwise). window > 0 limits a causal
-// query at position p to keys p - window + 1 .. p; softcap > 0 caps the scores.
+// query at position p to keys p - window + 1 .. p; softcap > 0 caps the scores; sinks,
+// device fp32 [q_heads] or null, adds exp(sinks[h]) to head h's softmax denominator.
 cudaError_t attention(void* out, const void* query, const void* key_cache, const void* value_cache, Elem elem,
                       int64_t batch, int64_t cache_len, int64_t q_len, int64_t q_start, int64_t q_heads,
                       int64_t kv_heads, int64_t head_dim, float scale, bool causal, int64_t window, float softcap,
-                      cudaStream_t stream);
+                      const float* sinks, cudaStream_t stream);
 
 }  // namespace fk::cuda::launch

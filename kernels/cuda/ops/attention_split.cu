@@ -19,10 +19,11 @@ namespace {
 
 constexpr int64_t kMinSplitKeys = 64;
 
-// Merges the splits of one output row (a block per row, a thread per dimension).
+// Merges the splits of one output row (a block per row, a thread per dimension); the
+// row's sink (attention sinks: row b * q_heads + h) joins the denominator here once.
 template <typename T>
 __global__ void merge_kernel(T* __restrict__ out, const float* __restrict__ part_o, const float* __restrict__ part_ml,
-                             int64_t splits, int d) {
+                             int64_t splits, int d, const float* __restrict__ sinks, int64_t q_heads) {
   const size_t row = blockIdx.x;
   const float* ml = part_ml + row * splits * 2;
   float mx = -INFINITY;
@@ -31,6 +32,7 @@ __global__ void merge_kernel(T* __restrict__ out, const float* __restrict__ part
   float den = 0.f;
   for (int64_t s = 0; s < splits; ++s)
     if (ml[2 * s + 1] > 0.f) den += expf(ml[2 * s] - mx) * ml[2 * s + 1];
+  if (sinks != nullptr && den > 0.f) den += expf(sinks[row % q_heads] - mx);
   for (int e = threadIdx.x; e < d; e += blockDim.x) {
     float num = 0.f;
     for (int64_t s = 0; s < splits; ++s)
@@ -42,9 +44,9 @@ __global__ void merge_kernel(T* __restrict__ out, const float* __restrict__ part
 template <typename T>
 struct Merge {
   static cudaError_t run(void* out, const float* part_o, const float* part_ml, size_t rows, int64_t splits, int d,
-                         cudaStream_t stream) {
-    merge_kernel<T><<<static_cast<unsigned>(rows), dev::row_threads(d), 0, stream>>>(static_cast<T*>(out), part_o,
-                                                                                      part_ml, splits, d);
+                         const float* sinks, int64_t q_heads, cudaStream_t stream) {
+    merge_kernel<T><<<static_cast<unsigned>(rows), dev::row_threads(d), 0, stream>>>(
+        static_cast<T*>(out), part_o, part_ml, splits, d, sinks, q_heads);
     return cudaGetLastError();
   }
 };
@@ -103,7 +105,8 @@ cudaError_t attention_decode_split(void* out, launch::Elem elem, const Attention
   float* part_o = static_cast<float*>(ws);
   float* part_ml = reinterpret_cast<float*>(static_cast<char*>(ws) + o_bytes);
   cudaError_t e = run(part_o, part_ml, sp);
-  if (e == cudaSuccess) e = FK_CUDA_DISPATCH_ELEM(elem, Merge, out, part_o, part_ml, rows, sp.splits, g.d, stream);
+  if (e == cudaSuccess)
+    e = FK_CUDA_DISPATCH_ELEM(elem, Merge, out, part_o, part_ml, rows, sp.splits, g.d, g.sinks, g.q_heads, stream);
   const cudaError_t f = scratch_free(ws, stream);
   return e == cudaSuccess ? f : e;
 }

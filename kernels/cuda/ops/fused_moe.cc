@@ -1,5 +1,6 @@
 // CUDA fused_moe baseline: unpacks the call (out, hidden_states, w13, w2, topk_weights
-// fp32, topk_ids int32; activation) for the launchers in fused_moe.cu, and owns its
+// fp32, topk_ids int32, w13_bias and w2_bias optional; activation, swiglu_alpha,
+// swiglu_limit) for the launchers in fused_moe.cu, and owns its
 // scratch (scratch.h: stream-ordered on current_stream(), allocated before the launch
 // and freed after it, so the memory lives exactly as long as the enqueued work).
 //
@@ -26,7 +27,13 @@
 namespace fk::cuda {
 namespace {
 
-enum { kOut, kHidden, kW13, kW2, kWeights, kIds };
+enum { kOut, kHidden, kW13, kW2, kWeights, kIds, kB13, kB2 };
+
+const void* optional_data(const Tensor& t) { return t.defined() && t.numel() > 0 ? t.data() : nullptr; }
+
+launch::MoeActivation activation_of(const kernels::OpCall& c) {
+  return {static_cast<int>(c.iparam(0)), static_cast<float>(c.param(1)), static_cast<float>(c.param(2))};
+}
 
 // Frees a scratch allocation on the stream when it goes out of scope (an exception
 // thrown after the allocation included).
@@ -47,7 +54,8 @@ struct Scratch {
 // the gate/up batch (nothing but routing was enqueued then; the caller runs the own
 // kernels on its own workspace).
 bool run_tiled(const kernels::OpCall& c, launch::Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
-               int64_t inter, int64_t topk, int64_t tile, int activation, void* workspace, cudaStream_t stream) {
+               int64_t inter, int64_t topk, int64_t tile, const launch::MoeActivation& activation, void* workspace,
+               cudaStream_t stream) {
   host::check_launch(launch::fused_moe_tiled_prepare(c.arg(kHidden).data(), c.arg(kW13).data(), c.arg(kW2).data(),
                                                      c.arg(kIds).data_as<int32_t>(), elem, tokens, hidden, experts,
                                                      inter, topk, tile, workspace, stream),
@@ -58,17 +66,18 @@ bool run_tiled(const kernels::OpCall& c, launch::Elem elem, int64_t tokens, int6
   if (!lt.matmul_batched(v.gate_up.out, v.gate_up.x, v.gate_up.w, elem, true, v.rows, 2 * inter, hidden, v.max_tiles,
                          kAlign, stream))
     return false;
-  host::check_launch(
-      launch::fused_moe_tiled_act(elem, tokens, hidden, experts, inter, topk, tile, activation, workspace, stream),
-      "fused_moe");
+  host::check_launch(launch::fused_moe_tiled_act(elem, tokens, hidden, experts, inter, topk, tile, activation,
+                                                 optional_data(c.arg(kB13)), workspace, stream),
+                     "fused_moe");
   if (!lt.matmul_batched(v.down.out, v.down.x, v.down.w, elem, true, v.rows, hidden, inter, v.max_tiles, kAlign,
                          stream))
     fail(ErrorKind::kRuntime,
          "fused_moe: cuBLASLt took the gate/up batch but offers no configuration for the down "
          "batch ({} tiles of {} x {} x {})",
          v.max_tiles, v.rows, hidden, inter);
-  host::check_launch(launch::fused_moe_tiled_combine(c.arg(kOut).data(), c.arg(kWeights).data_as<float>(), elem, tokens,
-                                                     hidden, experts, inter, topk, tile, workspace, stream),
+  host::check_launch(launch::fused_moe_tiled_combine(c.arg(kOut).data(), c.arg(kWeights).data_as<float>(),
+                                                     c.arg(kIds).data_as<int32_t>(), optional_data(c.arg(kB2)), elem,
+                                                     tokens, hidden, experts, inter, topk, tile, workspace, stream),
                      "fused_moe");
   return true;
 }
@@ -92,14 +101,14 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                 [](const kernels::OpCall& c) {
                   return host::device_contiguous(c) && host::elem_of(c.arg(kHidden).dtype()).has_value() &&
                          c.arg(kWeights).dtype() == DType::kF32 && c.arg(kIds).dtype() == DType::kI32 &&
-                         !c.params.empty() && c.arg(kIds).numel() <= 0x7fffffff;
+                         c.params.size() == 3 && c.arg(kIds).numel() <= 0x7fffffff;
                 },
                 [](const kernels::OpCall& c) {
                   const Tensor& x = c.arg(kHidden);
                   const launch::Elem elem = host::elem(x, "fused_moe");
                   const int64_t tokens = x.size(0), hidden = x.size(1), experts = c.arg(kW13).size(0);
                   const int64_t inter = c.arg(kW13).size(1) / 2, topk = c.arg(kIds).size(1);
-                  const int activation = static_cast<int>(c.iparam(0));
+                  const launch::MoeActivation activation = activation_of(c);
                   const cudaStream_t stream = current_stream();
                   const int64_t tile = tile_rows(tokens, experts, topk);
                   // The gather copies 16 bytes at a time; cuBLASLt is told 16-byte alignment.
@@ -117,8 +126,9 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                     return;
                   host::check_launch(
                       launch::fused_moe(c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),
-                                        c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(), elem, tokens,
-                                        hidden, experts, inter, topk, activation, workspace.p, stream),
+                                        c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(),
+                                        optional_data(c.arg(kB13)), optional_data(c.arg(kB2)), elem, tokens, hidden,
+                                        experts, inter, topk, activation, workspace.p, stream),
                       "fused_moe");
                 }});
 }

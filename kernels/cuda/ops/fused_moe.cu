@@ -2,12 +2,14 @@
 //   1. routing: count the (token, slot) pairs per expert, lay them out grouped by
 //      expert (pos_of[pair] = row in that layout) and cut each expert's rows into
 //      tiles of BM rows (one thread plans the tiles: E + tiles steps);
-//   2. gate/up GEMM per tile, fp32 accumulation; mid = act(gate) * up rounded to the
-//      element type (the CPU's one intermediate rounding), stored [pairs, I];
+//   2. gate/up GEMM per tile, fp32 accumulation; mid = act(gate) * up (moe::gated: the
+//      w13 bias first, gpt-oss' clamped SwiGLU for activation 3) rounded to the element type
+//      (the CPU's one intermediate rounding), stored [pairs, I];
 //   3. down GEMM per tile, y = mid @ w2[e]^T kept in fp32, stored [splits, pairs, H]
 //      (split s: the partial sum over its share of I; one split but on the tensor-core
 //      path at decode sizes);
-//   4. combine: out[t] = round(sum over slots of topk_weights * (sum over splits of y)),
+//   4. combine: out[t] = round(sum over slots of topk_weights * (sum over splits of y
+//      + the expert's w2 bias)),
 //      fp32, each output element summed by one thread in slot order (deterministic, no
 //      atomics).
 // fp16/bf16 with H and I multiples of 8 on sm_80+ take the tensor-core grouped GEMMs of
@@ -170,7 +172,7 @@ struct GemmArgs {
   int64_t k;          // reduction length: H (gate/up) or I (down)
   int64_t n;          // output columns: I (gate/up) or H (down)
   int64_t topk;
-  int activation;
+  moe::GatedAct act;
 };
 
 // kGated: A rows are hidden_states[token of the pair], B rows of block column c are
@@ -245,7 +247,7 @@ __global__ void __launch_bounds__(kGemmThreads)
         const int64_t j = n0 + tx + 16 * c;
         if (j < g.n)
           static_cast<T*>(dst)[pos * g.n + j] =
-              dev::from_f32<T>(moe::activate(g.activation, acc[r][c]) * acc[r][c + 2]);
+              dev::from_f32<T>(moe::gated<T>(g.act, e, g.n, j, acc[r][c], acc[r][c + 2]));
       }
     } else {
 #pragma unroll
@@ -257,10 +259,11 @@ __global__ void __launch_bounds__(kGemmThreads)
   }
 }
 
+// b2: w2's bias [E, hidden] of T, or null; ids give the pair's expert.
 template <typename T>
 __global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, const float* __restrict__ tw,
-                            const int32_t* __restrict__ pos_of, int64_t tokens, int64_t hidden, int64_t topk,
-                            int splits) {
+                            const int32_t* __restrict__ pos_of, const int32_t* __restrict__ ids,
+                            const T* __restrict__ b2, int64_t tokens, int64_t hidden, int64_t topk, int splits) {
   const size_t slice = static_cast<size_t>(tokens * topk) * static_cast<size_t>(hidden);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < tokens * hidden;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -272,6 +275,7 @@ __global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, co
       const float* v = y + static_cast<size_t>(pos) * hidden + q;
       float sum = v[0];
       for (int sp = 1; sp < splits; ++sp) sum += v[sp * slice];
+      if (b2 != nullptr) sum += dev::to_f32(b2[static_cast<int64_t>(ids[t * topk + s]) * hidden + q]);
       acc += tw[t * topk + s] * sum;
     }
     out[i] = dev::from_f32<T>(acc);
@@ -280,9 +284,9 @@ __global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, co
 
 template <typename T>
 struct FusedMoe {
-  static cudaError_t run(void* out, const void* x, const void* w13, const void* w2, const float* tw,
-                         const int32_t* ids, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                         int64_t topk, int activation, void* workspace, cudaStream_t stream) {
+  static cudaError_t run(void* out, const void* x, const void* w13, const void* w2, const float* tw, const int32_t* ids,
+                         const void* b2, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
+                         moe::GatedAct act, void* workspace, cudaStream_t stream) {
     if (trivial(tokens, hidden, experts, inter, topk))
       return tokens * hidden == 0 ? cudaSuccess
                                   : cudaMemsetAsync(out, 0, static_cast<size_t>(tokens * hidden) * sizeof(T), stream);
@@ -312,16 +316,15 @@ struct FusedMoe {
     if (mma) {
       const moe::Route route{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles), at(l.sorted)};
       err = moe::mma_gemm(dev::elem_of<T>, true, bm,
-                          moe::MmaGemm{x, w13, mid, route, hidden, inter, topk, l.pairs, tiles, activation, 1}, stream);
+                          moe::MmaGemm{x, w13, mid, route, hidden, inter, topk, l.pairs, tiles, act, 1}, stream);
       if (err != cudaSuccess) return err;
-      err = moe::mma_gemm(dev::elem_of<T>, false, bm,
-                          moe::MmaGemm{mid, w2, y, route, inter, hidden, topk, l.pairs, tiles, activation, plan.splits},
-                          stream);
+      err =
+          moe::mma_gemm(dev::elem_of<T>, false, bm,
+                        moe::MmaGemm{mid, w2, y, route, inter, hidden, topk, l.pairs, tiles, act, plan.splits}, stream);
       if (err != cudaSuccess) return err;
     } else {
-      GemmArgs g{at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles),
-                 at(l.sorted),      hidden,          inter,           topk,
-                 activation};
+      GemmArgs g{
+          at(l.tile_expert), at(l.tile_row0), at(l.tile_rows), at(l.num_tiles), at(l.sorted), hidden, inter, topk, act};
       const dim3 grid1(static_cast<unsigned>(tiles), static_cast<unsigned>((inter + kBN / 2 - 1) / (kBN / 2)));
       moe_gemm<T, true>
           <<<grid1, kGemmThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w13), mid, g);
@@ -330,8 +333,9 @@ struct FusedMoe {
       const dim3 grid2(static_cast<unsigned>(tiles), static_cast<unsigned>((hidden + kBN - 1) / kBN));
       moe_gemm<T, false><<<grid2, kGemmThreads, 0, stream>>>(mid, static_cast<const T*>(w2), y, g);
     }
-    moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(static_cast<T*>(out), y, tw, at(l.pos_of),
-                                                                       tokens, hidden, topk, mma ? plan.splits : 1);
+    moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(static_cast<T*>(out), y, tw, at(l.pos_of), ids,
+                                                                       static_cast<const T*>(b2), tokens, hidden, topk,
+                                                                       mma ? plan.splits : 1);
     return cudaGetLastError();
   }
 };
@@ -416,12 +420,12 @@ __global__ void tiled_pointers(void** __restrict__ ptrs, int64_t max_tiles, int6
   }
 }
 
-// mid[row, j] = round(act(gu[row, j]) * gu[row, inter + j]) for the rows of routed tiles,
-// 4 columns a thread (inter a multiple of 8).
+// mid[row, j] = round(gated(gu[row, j], gu[row, inter + j])) for the rows of routed
+// tiles, 4 columns a thread (inter a multiple of 8).
 template <typename T>
 __global__ void tiled_act(T* __restrict__ mid, const float* __restrict__ gu, const int32_t* __restrict__ num_tiles,
-                          const int32_t* __restrict__ tile_rows, int64_t rows, int64_t tile_size, int64_t inter,
-                          int activation) {
+                          const int32_t* __restrict__ tile_rows, const int32_t* __restrict__ tile_expert, int64_t rows,
+                          int64_t tile_size, int64_t inter, moe::GatedAct act) {
   const int64_t quads = inter / 4;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * quads;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -430,10 +434,11 @@ __global__ void tiled_act(T* __restrict__ mid, const float* __restrict__ gu, con
     const float4 g = *reinterpret_cast<const float4*>(gu + row * 2 * inter + j);
     const float4 u = *reinterpret_cast<const float4*>(gu + row * 2 * inter + inter + j);
     T* o = mid + row * inter + j;
-    o[0] = dev::from_f32<T>(moe::activate(activation, g.x) * u.x);
-    o[1] = dev::from_f32<T>(moe::activate(activation, g.y) * u.y);
-    o[2] = dev::from_f32<T>(moe::activate(activation, g.z) * u.z);
-    o[3] = dev::from_f32<T>(moe::activate(activation, g.w) * u.w);
+    const int64_t e = tile_expert[tile];
+    o[0] = dev::from_f32<T>(moe::gated<T>(act, e, inter, j, g.x, u.x));
+    o[1] = dev::from_f32<T>(moe::gated<T>(act, e, inter, j + 1, g.y, u.y));
+    o[2] = dev::from_f32<T>(moe::gated<T>(act, e, inter, j + 2, g.z, u.z));
+    o[3] = dev::from_f32<T>(moe::gated<T>(act, e, inter, j + 3, g.w, u.w));
   }
 }
 
@@ -479,26 +484,27 @@ struct TiledPrepare {
 template <typename T>
 struct TiledAct {
   static cudaError_t run(int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int64_t tile,
-                         int activation, void* workspace, cudaStream_t stream) {
+                         moe::GatedAct act, void* workspace, cudaStream_t stream) {
     const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk, tile);
     char* ws = static_cast<char*>(workspace);
     tiled_act<T><<<blocks_for(l.rows * (inter / 4)), kBlock, 0, stream>>>(
         reinterpret_cast<T*>(ws + l.mid), reinterpret_cast<const float*>(ws + l.gu),
-        reinterpret_cast<const int32_t*>(ws + l.num_tiles), reinterpret_cast<const int32_t*>(ws + l.tile_rows), l.rows,
-        l.tile, inter, activation);
+        reinterpret_cast<const int32_t*>(ws + l.num_tiles), reinterpret_cast<const int32_t*>(ws + l.tile_rows),
+        reinterpret_cast<const int32_t*>(ws + l.tile_expert), l.rows, l.tile, inter, act);
     return cudaGetLastError();
   }
 };
 
 template <typename T>
 struct TiledCombine {
-  static cudaError_t run(void* out, const float* tw, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                         int64_t topk, int64_t tile, void* workspace, cudaStream_t stream) {
+  static cudaError_t run(void* out, const float* tw, const int32_t* ids, const void* b2, int64_t tokens, int64_t hidden,
+                         int64_t experts, int64_t inter, int64_t topk, int64_t tile, void* workspace,
+                         cudaStream_t stream) {
     const TiledLayout l = tiled_layout_of(sizeof(T), tokens, hidden, experts, inter, topk, tile);
     char* ws = static_cast<char*>(workspace);
     moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(
         static_cast<T*>(out), reinterpret_cast<const float*>(ws + l.y), tw,
-        reinterpret_cast<const int32_t*>(ws + l.pad_of), tokens, hidden, topk, 1);
+        reinterpret_cast<const int32_t*>(ws + l.pad_of), ids, static_cast<const T*>(b2), tokens, hidden, topk, 1);
     return cudaGetLastError();
   }
 };
@@ -514,11 +520,13 @@ size_t launch::fused_moe_workspace_bytes(Elem elem, int64_t tokens, int64_t hidd
 }
 
 cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* w13, const void* w2,
-                              const float* topk_weights, const int32_t* topk_ids, Elem elem, int64_t tokens,
-                              int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int activation,
-                              void* workspace, cudaStream_t stream) {
-  return FK_CUDA_DISPATCH_ELEM(elem, FusedMoe, out, hidden_states, w13, w2, topk_weights, topk_ids, tokens, hidden,
-                               experts, inter, topk, activation, workspace, stream);
+                              const float* topk_weights, const int32_t* topk_ids, const void* w13_bias,
+                              const void* w2_bias, Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
+                              int64_t inter, int64_t topk, const MoeActivation& activation, void* workspace,
+                              cudaStream_t stream) {
+  const moe::GatedAct act{activation.kind, activation.alpha, activation.limit, w13_bias};
+  return FK_CUDA_DISPATCH_ELEM(elem, FusedMoe, out, hidden_states, w13, w2, topk_weights, topk_ids, w2_bias, tokens,
+                               hidden, experts, inter, topk, act, workspace, stream);
 }
 
 }  // namespace fk::cuda
@@ -563,19 +571,20 @@ cudaError_t launch::fused_moe_tiled_prepare(const void* hidden_states, const voi
 }
 
 cudaError_t launch::fused_moe_tiled_act(Elem elem, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter,
-                                        int64_t topk, int64_t tile, int activation, void* workspace,
-                                        cudaStream_t stream) {
+                                        int64_t topk, int64_t tile, const MoeActivation& activation,
+                                        const void* w13_bias, void* workspace, cudaStream_t stream) {
   if (elem == Elem::kF32 || !tile_rows_ok(tile)) return cudaErrorInvalidValue;
-  return FK_CUDA_DISPATCH_ELEM(elem, TiledAct, tokens, hidden, experts, inter, topk, tile, activation, workspace,
-                               stream);
+  const moe::GatedAct act{activation.kind, activation.alpha, activation.limit, w13_bias};
+  return FK_CUDA_DISPATCH_ELEM(elem, TiledAct, tokens, hidden, experts, inter, topk, tile, act, workspace, stream);
 }
 
-cudaError_t launch::fused_moe_tiled_combine(void* out, const float* topk_weights, Elem elem, int64_t tokens,
-                                            int64_t hidden, int64_t experts, int64_t inter, int64_t topk, int64_t tile,
-                                            void* workspace, cudaStream_t stream) {
+cudaError_t launch::fused_moe_tiled_combine(void* out, const float* topk_weights, const int32_t* topk_ids,
+                                            const void* w2_bias, Elem elem, int64_t tokens, int64_t hidden,
+                                            int64_t experts, int64_t inter, int64_t topk, int64_t tile, void* workspace,
+                                            cudaStream_t stream) {
   if (elem == Elem::kF32 || !tile_rows_ok(tile)) return cudaErrorInvalidValue;
-  return FK_CUDA_DISPATCH_ELEM(elem, TiledCombine, out, topk_weights, tokens, hidden, experts, inter, topk, tile,
-                               workspace, stream);
+  return FK_CUDA_DISPATCH_ELEM(elem, TiledCombine, out, topk_weights, topk_ids, w2_bias, tokens, hidden, experts, inter,
+                               topk, tile, workspace, stream);
 }
 
 }  // namespace fk::cuda

@@ -8,6 +8,7 @@
 // tiles in all, known only on the device (nothing syncs).
 #pragma once
 
+#include "kernels/cuda/ops/elem.cuh"
 #include "kernels/cuda/ops/elem.h"
 
 #include <cuda_runtime.h>
@@ -27,10 +28,34 @@ __device__ __forceinline__ float activate(int kind, float x) {
   return 0.5f * x * (1.f + erff(x / 1.41421356237f));
 }
 
+// The gated pair of an expert row (kernels/ops/fused_moe.cc): the optional w13 bias
+// ([E, 2 I] of the element type) added to gate and up, then act(gate) * up, or for
+// activation 3 gpt-oss' clamped SwiGLU (u + 1) * g * sigmoid(alpha * g) with
+// g = min(gate, limit), u = clamp(up, -limit, limit).
+struct GatedAct {
+  int activation = 0;
+  float alpha = 0.f, limit = 0.f;
+  const void* bias = nullptr;
+};
+
+template <typename T>
+__device__ __forceinline__ float gated(const GatedAct& a, int64_t e, int64_t inter, int64_t j, float gate, float up) {
+  if (a.bias != nullptr) {
+    const T* b = static_cast<const T*>(a.bias) + e * 2 * inter;
+    gate += dev::to_f32(b[j]);
+    up += dev::to_f32(b[inter + j]);
+  }
+  if (a.activation == 3) {
+    const float g = fminf(gate, a.limit), u = fminf(fmaxf(up, -a.limit), a.limit);
+    return (u + 1.f) * g / (1.f + expf(-a.alpha * g));
+  }
+  return activate(a.activation, gate) * up;
+}
+
 // One grouped GEMM of the tensor-core path, over the tiles of `route`:
 //   gated: a = hidden_states [tokens, k = H] (row sorted[pos] / topk), b = w13
 //          [E, 2 n, k] with n = I; dst = mid [pairs, n] of the element type,
-//          mid = round(act(x w_gate^T) * (x w_up^T)).
+//          mid = round(gated(x w_gate^T, x w_up^T)) (GatedAct).
 //   down:  a = mid [pairs, k = I] (row pos), b = w2 [E, n, k] with n = H; dst = y
 //          [splits, pairs, n] fp32, split s holding the partial sum over its share of k.
 struct MmaGemm {
@@ -39,7 +64,7 @@ struct MmaGemm {
   void* dst;
   Route route;
   int64_t k, n, topk, pairs, max_tiles;
-  int activation;
+  GatedAct act;  // the gated GEMM's epilogue
   int splits;  // 1 for the gated GEMM
 };
 

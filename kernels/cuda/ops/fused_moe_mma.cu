@@ -11,7 +11,7 @@
 // The gated GEMM's 128 block columns are 64 gate and 64 up columns interleaved by 8
 // (columns 16 g + w: gate j = 8 g + w for w < 8, up j = 8 g + w - 8 otherwise), so a
 // thread's accumulators of an even n8 tile and the next one are the gate and up values
-// of the same (row, j): the epilogue writes mid = round(act(gate) * up) straight from
+// of the same (row, j): the epilogue writes mid = round(gated(gate, up)) straight from
 // registers. The down GEMM writes fp32 partial sums, one slice per K split (decode's
 // few tiles would leave most SMs idle without them); the combine step adds the slices
 // in order, so the result does not depend on scheduling.
@@ -172,8 +172,8 @@ __global__ void __launch_bounds__(kThreads) moe_mma(MmaGemm g) {
           if (j >= g.n) continue;  // n % 8 == 0: j + 1 < n with j
           const float* gate = acc[mt][nt] + 2 * h;
           const float* up = acc[mt][nt + 1] + 2 * h;
-          store2(static_cast<T*>(g.dst) + pos * g.n + j, activate(g.activation, gate[0]) * up[0],
-                 activate(g.activation, gate[1]) * up[1]);
+          store2(static_cast<T*>(g.dst) + pos * g.n + j, gated<T>(g.act, e, g.n, j, gate[0], up[0]),
+                 gated<T>(g.act, e, g.n, j + 1, gate[1], up[1]));
         }
       } else {
         float* y = static_cast<float*>(g.dst) + (static_cast<size_t>(blockIdx.y) * g.pairs + pos) * g.n;

@@ -21,11 +21,14 @@ namespace {
 
 // Runs fused_moe on the CUDA backend and compares with the fp64 reference. Token r
 // chooses experts 0 and 1 + r % 2 (expert 0: every token, three tiles; expert 3: none).
-void expect_matches_reference(DType dtype, int64_t inter = 200) {
+// oai: gpt-oss' experts (biases, clamped SwiGLU with alpha 1.702 and limit 7; the
+// limit is low enough against these values that both clamps bite).
+void expect_matches_reference(DType dtype, int64_t inter = 200, bool oai = false) {
   register_builtin_ops();
   const auto backend = backend_create(DeviceKind::kCuda, 0);
   const OpDef& def = OpRegistry::global().def("fused_moe");
-  const OpShape shape{{{"tokens", 300}, {"hidden", 256}, {"experts", 4}, {"inter", inter}, {"k", 2}}, {0}};
+  const OpShape shape{{{"tokens", 300}, {"hidden", 256}, {"experts", 4}, {"inter", inter}, {"k", 2}, {"bias", oai}},
+                      oai ? std::vector<double>{3, 1.702, 0.5} : std::vector<double>{0, 0, 0}};
   OpCall call = def.make(shape, dtype, RngStream(7, "moe-paths"));
   Tensor& ids = call.args[5];
   for (int64_t r = 0; r < 300; ++r) {
@@ -68,6 +71,17 @@ TEST(FusedMoePaths, CublasLtTallerTilesMatchTheReference) {
     for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt, 216);
   }
   EXPECT_TRUE(batched_plan_listed(216));
+}
+
+// gpt-oss' experts on both paths: biases and the clamped SwiGLU in the tiled act and
+// combine, and in the own kernels' epilogues.
+TEST(FusedMoePaths, BiasesAndClampedSwigluMatchTheReference) {
+  ::unsetenv("FK_MOE_TILE_ROWS");
+  for (const char* lt : {"1", "0"}) {
+    ::setenv("FK_MOE_CUBLASLT", lt, 1);
+    for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt, 224, true);
+  }
+  EXPECT_TRUE(batched_plan_listed(224));
 }
 
 TEST(FusedMoePaths, OwnKernelsMatchTheReference) {
