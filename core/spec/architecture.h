@@ -54,6 +54,9 @@ struct AttentionSpec {
   std::optional<bool> qk_norm_bias;
   std::optional<double> query_pre_attn_scalar;  // scale = 1/sqrt(this) instead of 1/sqrt(head_dim)
   std::optional<double> scale;                  // the softmax scale itself (Granite attention_multiplier)
+  // Each layer has a learned score per query head that every query's softmax also counts,
+  // with no value (gpt-oss' attention sinks: self_attn.sinks [num_heads]).
+  bool sinks = false;
   bool operator==(const AttentionSpec&) const = default;
 };
 
@@ -142,6 +145,14 @@ struct MoeSpec {
   // Further layers with a dense MLP, anywhere in the stack (HF mlp_only_layers,
   // decoder_sparse_step): ascending, distinct, each < num_hidden_layers.
   std::vector<int64_t> dense_layers = {};
+  bool router_bias = false;  // the router adds a bias [E] (gpt-oss)
+  // Each routed expert adds biases: to its gate and up products [2 I] and to its output
+  // [H] (gpt-oss).
+  bool expert_bias = false;
+  // Set: the routed experts' SwiGLU is gpt-oss' clamped one, (clamp(up, -l, l) + 1) *
+  // g * sigmoid(swiglu_alpha * g) with g = min(gate, l), l = swiglu_limit.
+  std::optional<double> swiglu_limit = {};
+  double swiglu_alpha = 1.702;
   bool enabled() const { return num_experts > 0; }
   bool operator==(const MoeSpec&) const = default;
 };

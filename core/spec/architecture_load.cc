@@ -69,6 +69,7 @@ void read_attention(MapReader& r, AttentionSpec& a) {
   if (bool bias = false; r.boolean("qk_norm_bias", bias, Need::kOptional)) a.qk_norm_bias = bias;
   r.optional_number("query_pre_attn_scalar", a.query_pre_attn_scalar, Need::kOptional, limits::kQueryPreAttnScalar);
   r.optional_number("scale", a.scale, Need::kOptional, limits::kAttentionScale);
+  r.boolean("sinks", a.sinks, Need::kOptional);
 }
 
 void read_norm(MapReader& r, NormSpec& n) {
@@ -163,6 +164,10 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.boolean("shared_expert_gate", m.shared_expert_gate, Need::kOptional);
   r.integer("first_dense_layers", m.first_dense_layers, Need::kOptional, limits::kFirstDenseLayers);
   r.integer_list("dense_layers", m.dense_layers, Need::kOptional, limits::kDenseLayer);
+  r.boolean("router_bias", m.router_bias, Need::kOptional);
+  r.boolean("expert_bias", m.expert_bias, Need::kOptional);
+  r.optional_number("swiglu_limit", m.swiglu_limit, Need::kOptional, limits::kSwigluLimit);
+  r.number("swiglu_alpha", m.swiglu_alpha, Need::kOptional, limits::kSwigluAlpha);
 }
 
 template <typename Fn>
@@ -285,6 +290,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("attention.causal", a.attention.causal ? "true" : "false");
   add("attention.qkv_bias", a.attention.qkv_bias ? "true" : "false");
   add("attention.out_bias", a.attention.out_bias ? "true" : "false");
+  add("attention.sinks", a.attention.sinks ? "true" : "false");
   add("attention.qk_norm", a.attention.qk_norm ? "true" : "false");
   add("attention.qk_norm_full", a.attention.qk_norm_full ? "true" : "false");
   add("attention.qk_norm_per_head", a.attention.qk_norm_per_head ? "true" : "false");
@@ -323,6 +329,9 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("moe.renormalize", a.moe.renormalize ? "true" : "false");
   add("moe.first_dense_layers", a.moe.first_dense_layers > 0 ? "some" : "none");
   add("moe.dense_layers", a.moe.dense_layers.empty() ? "none" : "some");
+  add("moe.router_bias", a.moe.router_bias ? "true" : "false");
+  add("moe.expert_bias", a.moe.expert_bias ? "true" : "false");
+  add("moe.swiglu_limit", a.moe.swiglu_limit ? "set" : "unset");
   if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
     for (const auto& section : family->sections)
       if (a.sections.has(section.key))

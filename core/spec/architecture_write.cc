@@ -35,6 +35,7 @@ void write_attention(YAML::Emitter& e, const AttentionSpec& at) {
   kv(e, "causal", at.causal);
   kv(e, "qkv_bias", at.qkv_bias);
   kv(e, "out_bias", at.out_bias);
+  if (at.sinks) kv(e, "sinks", true);
   if (at.sliding_window) {
     kv(e, "sliding_window", *at.sliding_window);
   } else {
@@ -110,6 +111,12 @@ void write_moe(YAML::Emitter& e, const MoeSpec& m) {
   e << Key << "dense_layers" << Value << Flow << BeginSeq;
   for (int64_t l : m.dense_layers) e << static_cast<long long>(l);
   e << EndSeq;
+  if (m.router_bias) kv(e, "router_bias", true);
+  if (m.expert_bias) kv(e, "expert_bias", true);
+  if (m.swiglu_limit) {
+    kv_float(e, "swiglu_limit", *m.swiglu_limit);
+    kv_float(e, "swiglu_alpha", m.swiglu_alpha);
+  }
   e << EndMap;
 }
 

@@ -37,6 +37,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"granitemoeshared", "GraniteMoeSharedConfig", "granite", fill_granitemoeshared},
       {"helium", "HeliumConfig", "helium", fill_helium},
       {"llama", "LlamaConfig", "llama", fill_llama},
+      {"gpt_oss", "GptOssConfig", "gpt-oss", fill_gpt_oss},
       {"mamba", "MambaConfig", "mamba", fill_mamba},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
@@ -66,7 +67,6 @@ const char* unsupported_reason(const std::string& model_type) {
   static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
       {{"deepseek_v2", "deepseek_v3", "kimi_k2"},
        "multi-head latent attention (MLA) and DeepSeek's grouped top-k routing with sigmoid scores are not supported"},
-      {{"gpt_oss"}, "attention sinks and clamped SwiGLU experts with biases are not supported"},
       {{"jamba", "zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
        "hybrid stacks (attention and state-space or convolution blocks in one model) are not supported"},
       {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},
@@ -332,6 +332,61 @@ void fill_qwen2_moe(ConfigReader& r, Architecture& a) {
   a.moe.shared_intermediate_size =
       r.integer_or("shared_expert_intermediate_size", 5632, limits::kSharedIntermediateSize);
   a.moe.shared_expert_gate = true;  // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x)
+}
+
+// gpt-oss (GptOssConfig): pre-RMSNorm layers of biased GQA attention with a learned sink
+// per head (attention.sinks), alternating sliding and full layers (without layer_types,
+// layer i slides when i is even), YaRN rope (default factor 32 over 4096 positions, not
+// truncated), and MoE in every layer: a biased router whose top-k logits are softmaxed,
+// experts of intermediate_size with biases and the clamped SwiGLU (swiglu_limit,
+// swiglu_alpha; GptOssExperts' alpha 1.702 where the config has no key).
+void fill_gpt_oss(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a,
+                    {.max_position_embeddings = 131072,
+                     .rms_norm_eps = 1e-5,
+                     .num_key_value_heads = 8,
+                     .head_dim = 64,
+                     .vocab_size = 201088});
+  if (a.mlp.activation != Activation::kSilu)
+    r.fail("hidden_act", "expected silu (the experts' SwiGLU; the clamp and its alpha are swiglu_limit, swiglu_alpha)");
+  const bool bias = r.boolean_or("attention_bias", true);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  a.attention.sinks = true;                                    // GptOssAttention.sinks: one learned logit per head
+  r.ignore({"router_aux_loss_coef", "output_router_logits"});  // training only
+  std::optional<int64_t> window = 128;
+  if (r.get("sliding_window") == nullptr) {
+    r.note_default("sliding_window", "128");
+  } else {
+    window = r.optional_integer("sliding_window");
+  }
+  auto types = read_layer_types(r, a.num_hidden_layers);
+  if (!types) {  // GptOssConfig: sliding when (i + 1) % 2 is 1
+    types.emplace();
+    for (int64_t l = 0; l < a.num_hidden_layers; ++l)
+      types->push_back(l % 2 == 0 ? LayerType::kSliding : LayerType::kFull);
+  }
+  set_layer_pattern(r, a, *types, window, "sliding_window");
+  RopeRead rope = read_rope(r, 150000.0);
+  if (!r.has_value("rope_parameters") && !r.has_value("rope_scaling")) {
+    // GptOssConfig's default rope_parameters.
+    rope.scaling.type = RopeScalingType::kYarn;
+    rope.scaling.factor = 32.0;
+    rope.scaling.beta_fast = 32.0;
+    rope.scaling.beta_slow = 1.0;
+    rope.scaling.truncate = false;
+    rope.scaling.original_max_position_embeddings = 4096;
+    r.note_default("rope_parameters", "yarn, factor 32, beta_fast 32, beta_slow 1, truncate false, original 4096");
+  }
+  apply_rope(r, a, rope, std::nullopt, false);
+  a.moe.num_experts = r.integer_or("num_local_experts", 128, 2);
+  a.moe.experts_per_token = r.integer_or("num_experts_per_tok", 4);
+  a.moe.moe_intermediate_size = a.intermediate_size;  // GptOssExperts: intermediate_size per expert
+  a.moe.renormalize = true;                           // softmax over the top-k logits
+  a.moe.router_bias = true;
+  a.moe.expert_bias = true;
+  a.moe.swiglu_limit = r.number_or("swiglu_limit", 7.0, limits::kSwigluLimit);
+  a.moe.swiglu_alpha = r.number_or("swiglu_alpha", 1.702, limits::kSwigluAlpha);
 }
 
 void fill_phi3(ConfigReader& r, Architecture& a) {

@@ -137,6 +137,7 @@ void fill_gptj(ConfigReader& r, Architecture& a);
 void fill_granite(ConfigReader& r, Architecture& a);
 void fill_cohere(ConfigReader& r, Architecture& a);
 void fill_qwen2_moe(ConfigReader& r, Architecture& a);
+void fill_gpt_oss(ConfigReader& r, Architecture& a);
 void fill_olmo2(ConfigReader& r, Architecture& a);
 void fill_stablelm(ConfigReader& r, Architecture& a);
 void fill_gpt_bigcode(ConfigReader& r, Architecture& a);

@@ -185,6 +185,13 @@ Json to_json(const Architecture& a) {
   // architectures without them stays what it was before these fields existed.
   if (!a.moe.dense_layers.empty()) j["moe"]["dense_layers"] = a.moe.dense_layers;
   if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
+  if (a.moe.router_bias) j["moe"]["router_bias"] = true;
+  if (a.moe.expert_bias) j["moe"]["expert_bias"] = true;
+  if (a.moe.swiglu_limit) {
+    j["moe"]["swiglu_limit"] = *a.moe.swiglu_limit;
+    j["moe"]["swiglu_alpha"] = a.moe.swiglu_alpha;
+  }
+  if (a.attention.sinks) j["attention"]["sinks"] = true;
   if (a.attention.qk_norm_full) j["attention"]["qk_norm_full"] = true;
   if (a.attention.qk_norm_per_head) j["attention"]["qk_norm_per_head"] = true;
   if (a.attention.qk_norm_bias) j["attention"]["qk_norm_bias"] = *a.attention.qk_norm_bias;
@@ -315,6 +322,11 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.moe.shared_intermediate_size = mo.at("shared_intermediate_size").i64(0);
   a.moe.first_dense_layers = mo.at("first_dense_layers").i64(0);
   a.moe.shared_expert_gate = mo.has("shared_expert_gate") && mo.at("shared_expert_gate").boolean();
+  a.moe.router_bias = mo.has("router_bias") && mo.at("router_bias").boolean();
+  a.moe.expert_bias = mo.has("expert_bias") && mo.at("expert_bias").boolean();
+  a.moe.swiglu_limit = opt_f64(mo, "swiglu_limit");
+  if (mo.has("swiglu_alpha")) a.moe.swiglu_alpha = mo.at("swiglu_alpha").f64();
+  a.attention.sinks = in.at("attention").has("sinks") && in.at("attention").at("sinks").boolean();
   if (mo.has("dense_layers")) {
     const JsonIn dl = mo.at("dense_layers");
     for (size_t i = 0; i < dl.size(); ++i) a.moe.dense_layers.push_back(dl.at(i).i64(0));

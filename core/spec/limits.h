@@ -50,6 +50,8 @@ inline constexpr RealRange kLogitScale{0.0, 1e6, true};
 inline constexpr RealRange kQueryPreAttnScalar{0.0, 1e9, true};
 inline constexpr RealRange kAttentionScale{0.0, 1e3, true};  // attention.scale
 inline constexpr RealRange kMultiplier{0.0, 1e4, true};      // embedding.multiplier, norm.residual_multiplier
+inline constexpr RealRange kSwigluLimit{0.0, 1e6, true};     // moe.swiglu_limit
+inline constexpr RealRange kSwigluAlpha{0.0, 1e3, true};     // moe.swiglu_alpha
 inline constexpr RealRange kNormEps{0.0, 0.1, true};
 inline constexpr RealRange kNormWeightOffset{-10.0, 10.0};
 inline constexpr RealRange kRopeScalingFactor{0.0, 1e6, true};  // factor, low_freq_factor, high_freq_factor

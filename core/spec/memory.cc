@@ -28,6 +28,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   int64_t p = h * (q + 2 * kv) + q * h;
   if (a.attention.qkv_bias) p += q + 2 * kv;
   if (a.attention.out_bias) p += h;
+  if (a.attention.sinks) p += heads_per_rank(a, tp);
   if (a.attention.qk_norm) {  // LayerNorms may have a bias too
     const int64_t with_bias = a.qk_norm_has_bias() ? 2 : 1;
     if (a.attention.qk_norm_full)
@@ -47,6 +48,8 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
     if (a.moe.shared_experts > 0)
       p += a.moe.shared_experts * mats * h * (a.moe.shared_intermediate_size / tp);
     if (a.moe.shared_expert_gate) p += h;  // replicated on every TP rank
+    if (a.moe.router_bias) p += a.moe.num_experts;
+    if (a.moe.expert_bias) p += a.moe.num_experts * (2 * im + h);  // w2's bias replicated
   } else {
     const int64_t i = a.intermediate_size / tp;
     p += mats * h * i;

@@ -69,6 +69,8 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
          arch_.name.empty() ? arch_.model_type : arch_.name, expected);
   };
   if (!dtype_is_float(e.dtype)) mismatch("a float tensor (F32, F16 or BF16)");
+  if (ref.stack > 0 && ((rows == 1 && e.shape.size() == 2) || ref.transpose))
+    return stacked_block(name, src, ref, rows == 1, cols, r0, nr, c0, nc);
   if (rows == 1 && e.shape.size() == 1) {  // a vector (norm weight, bias)
     const int64_t want = ref.total > 0 ? ref.total : cols;
     if (e.shape.size() != 1 || e.shape[0] != want) mismatch(shape_str({want}));
@@ -99,6 +101,49 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
   float* o = out.data_as<float>();
   for (int64_t i = 0; i < nc; ++i)
     for (int64_t j = 0; j < nr; ++j) o[j * nc + i] = in[i * nr + j];
+  return out;
+}
+
+// A stacked tensor read through transposed or vector views (TensorRef::stack): canonical
+// index i (a row of a matrix, an element of a vector) is fused index R (offset + i, or
+// interleaved), which is element R % per of stack entry R / per. The indices of one
+// entry are read as one block spanning their columns, then picked.
+Tensor CheckpointWeights::stacked_block(const std::string& name, const std::string& src, const TensorRef& ref,
+                                        bool vector, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                                        int64_t nc) const {
+  const SafetensorsFile& f = ckpt_->file_of(src);
+  const SafetensorsEntry& e = f.entry(src);
+  const int64_t total = ref.total, per = ref.stack > 0 && total % ref.stack == 0 ? total / ref.stack : 0;
+  const std::vector<int64_t> want =
+      vector ? std::vector<int64_t>{ref.stack, per} : std::vector<int64_t>{ref.stack, cols, per};
+  if (per == 0 || e.shape != want)
+    fail(ErrorKind::kInvalidArgument, "checkpoint {}: tensor '{}' (for {}) is {}, but the architecture ({}) needs {}{}",
+         ckpt_->path(), src, name, shape_str(e.shape), arch_.name.empty() ? arch_.model_type : arch_.name,
+         shape_str(want), vector ? "" : " (stored transposed, [experts, in, out])");
+  // The canonical indices asked for: elements c0.. of a vector, rows r0.. of a matrix.
+  const int64_t first = vector ? c0 : r0, count = vector ? nc : nr, width = vector ? 1 : nc;
+  const auto fused = [&](int64_t i) {
+    return ref.group > 0 ? (i / ref.group) * ref.stride + ref.offset + i % ref.group : ref.offset + i;
+  };
+  Tensor out = Tensor::empty(DType::kF32, vector ? Shape{count} : Shape{count, width});
+  float* o = out.data_as<float>();
+  for (int64_t i = 0; i < count;) {
+    const int64_t x = fused(first + i) / per;
+    int64_t end = i, lo = per, hi = -1;
+    for (; end < count && fused(first + end) / per == x; ++end) {
+      lo = std::min(lo, fused(first + end) % per);
+      hi = std::max(hi, fused(first + end) % per);
+    }
+    const int64_t span = hi - lo + 1;
+    // [1, span] of entry x, or [nc, span]: rows c0.. of entry x's [cols, per] matrix.
+    const Tensor t = vector ? f.read_block(src, x, 1, lo, span) : f.read_block(src, x * cols + c0, nc, lo, span);
+    const float* in = t.data_as<float>();
+    for (int64_t k = i; k < end; ++k) {
+      const int64_t j = fused(first + k) % per - lo;
+      for (int64_t c = 0; c < width; ++c) o[k * width + c] = in[c * span + j];
+    }
+    i = end;
+  }
   return out;
 }
 

@@ -38,6 +38,9 @@ struct TensorRef {
   int64_t stride = 0;
   // The fused tensor is stored as `stack` matrices, [stack, total / stack, cols]
   // (GraniteMoe's experts), and read as the [total, cols] they make. 0: stored 2-D.
+  // With transpose each is stored [cols, total / stack] (gpt-oss' [experts, in, out]
+  // expert weights), and a vector's fused tensor is stored [stack, total / stack]
+  // (gpt-oss' per-expert biases); either may be interleaved (group, stride).
   int64_t stack = 0;
   // One tensor per row: `name` holds "{}" where the row's index goes, and each is a
   // vector of the canonical tensor's columns (StableLM's per-head q/k LayerNorms,
@@ -63,6 +66,8 @@ class CheckpointWeights final : public WeightSource {
 
  private:
   std::string resolve(const std::string& canonical, const TensorRef& ref) const;
+  Tensor stacked_block(const std::string& name, const std::string& src, const TensorRef& ref, bool vector, int64_t cols,
+                       int64_t r0, int64_t nr, int64_t c0, int64_t nc) const;
   Tensor per_row_block(const std::string& name, const TensorRef& ref, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
                        int64_t nc) const;
   std::unique_ptr<Checkpoint> ckpt_;

@@ -100,6 +100,17 @@ Tensor WeightMaker::operator()(const Planned& p) const {
   return t;
 }
 
+Tensor WeightMaker::fp32_in_dtype(const Planned& p) const {
+  progress_tick();
+  if (src == nullptr) return Tensor::empty(DType::kF32, p.shape);
+  Tensor t = host_values(*src, p);
+  if (backend == nullptr) return t;
+  if (dtype != DType::kF32) t = t.to_dtype(dtype).to_dtype(DType::kF32);
+  Tensor d = backend->empty(DType::kF32, p.shape);
+  backend->upload(d, t);
+  return d;
+}
+
 Tensor WeightMaker::fp32(const Planned& p, float (*transform)(float)) const {
   progress_tick();
   if (src == nullptr) return Tensor::empty(DType::kF32, p.shape);

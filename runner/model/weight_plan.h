@@ -64,6 +64,10 @@ struct WeightMaker {
   // Mamba's A and D), with `transform` applied to every value on the host first when
   // given (A = -exp(A_log)); small tensors only: its values pass through the host.
   Tensor fp32(const Planned& p, float (*transform)(float) = nullptr) const;
+  // The tensor of `p` in fp32 storage holding values of `dtype` (rounded to it) on a
+  // backend, and the fp32 master's on the host: a parameter an op takes in fp32 whatever
+  // the workload's dtype (attention sinks), rounded as a checkpoint of that dtype holds it.
+  Tensor fp32_in_dtype(const Planned& p) const;
   // The dtype a family's weights are in once made: fp32 for the host master, else `dtype`.
   DType made_dtype() const { return src != nullptr && backend == nullptr ? DType::kF32 : dtype; }
 };

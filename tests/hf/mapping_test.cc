@@ -114,9 +114,9 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "gemma2", "gemma3_text", "phi3", "bert", "gpt2", "starcoder2", "opt",
                                            "gpt_neox", "phi", "gptj", "granite", "cohere", "qwen2_moe", "olmo2",
                                            "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
-                                           "glm4", "granitemoe", "granitemoeshared", "falcon", "gpt_neo", "biogpt",
-                                           "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "arcee",
-                                           "nemotron", "smollm3", "cohere2", "persimmon", "qwen3-yarn",
+                                           "glm4", "granitemoe", "granitemoeshared", "gpt_oss", "falcon", "gpt_neo",
+                                           "biogpt", "roberta", "xlm-roberta", "camembert", "electra", "distilbert",
+                                           "arcee", "nemotron", "smollm3", "cohere2", "persimmon", "qwen3-yarn",
                                            "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk"));
 
 // Falcon's grouped query_key_value at its two ends: one kv group per head is GPT-NeoX's

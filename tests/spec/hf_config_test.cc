@@ -411,6 +411,49 @@ TEST(HfImportQwen2Moe, GatedSharedExpertAndClassDefaults) {
       << "a sliding Qwen2-MoE was imported: " << import_error(c);
 }
 
+// gpt-oss: sinks, biases everywhere, alternating windows from layer 0, YaRN rope not
+// truncated and the clamped SwiGLU experts; absent keys take GptOssConfig's defaults.
+TEST(HfImportGptOss, SinksBiasedExpertsAndClassDefaults) {
+  nlohmann::json c = {{"model_type", "gpt_oss"},  {"hidden_size", 64},        {"num_hidden_layers", 4},
+                      {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16},
+                      {"intermediate_size", 96},  {"vocab_size", 300},        {"num_local_experts", 8},
+                      {"num_experts_per_tok", 2}, {"sliding_window", 16},     {"swiglu_limit", 5.5}};
+  const spec::HfImport imp = spec::hf_config_import(c, "gpt_oss/config.json");
+  const Architecture& a = imp.arch;
+  EXPECT_TRUE(a.attention.sinks);
+  EXPECT_TRUE(a.attention.qkv_bias);
+  EXPECT_TRUE(a.attention.out_bias);
+  EXPECT_EQ(a.attention.sliding_window, 16);
+  EXPECT_EQ(a.layer_type(0), LayerType::kSliding);
+  EXPECT_EQ(a.layer_type(1), LayerType::kFull);
+  EXPECT_EQ(a.layer_type(2), LayerType::kSliding);
+  EXPECT_EQ(a.position.rope_theta, 150000.0);
+  EXPECT_EQ(a.position.rope_scaling.type, spec::RopeScalingType::kYarn) << "GptOssConfig's default rope is YaRN";
+  EXPECT_EQ(a.position.rope_scaling.factor, 32.0);
+  EXPECT_EQ(a.position.rope_scaling.original_max_position_embeddings, 4096);
+  EXPECT_FALSE(a.position.rope_scaling.truncate);
+  EXPECT_EQ(a.moe.num_experts, 8);
+  EXPECT_EQ(a.moe.experts_per_token, 2);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 96);
+  EXPECT_TRUE(a.moe.renormalize);
+  EXPECT_TRUE(a.moe.router_bias);
+  EXPECT_TRUE(a.moe.expert_bias);
+  EXPECT_EQ(a.moe.swiglu_limit, 5.5);
+  EXPECT_DOUBLE_EQ(a.moe.swiglu_alpha, 1.702);
+  TempSpecs tmp;
+  const Architecture back = write_and_load(imp, tmp, "gpt-oss.yaml");
+  EXPECT_TRUE(back.attention.sinks);
+  EXPECT_TRUE(back.moe.router_bias && back.moe.expert_bias);
+  EXPECT_EQ(back.moe.swiglu_limit, 5.5);
+  EXPECT_DOUBLE_EQ(back.moe.swiglu_alpha, 1.702);
+  EXPECT_FALSE(back.position.rope_scaling.truncate);
+  // A layer pattern that starts full is kept, and another activation is refused.
+  c["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  EXPECT_EQ(spec::hf_config_import(c, "gpt_oss/config.json").arch.layer_type(0), LayerType::kFull);
+  c["hidden_act"] = "gelu";
+  EXPECT_NE(import_error(c).find("hidden_act"), std::string::npos) << import_error(c);
+}
+
 // OLMo 2: the norms on the branch outputs, q / k normalised over all heads at once.
 TEST(HfImportOlmo2, PostBranchNormsAndFullWidthQkNorm) {
   nlohmann::json c = {{"model_type", "olmo2"},    {"hidden_size", 64},        {"num_hidden_layers", 2},

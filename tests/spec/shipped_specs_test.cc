@@ -44,9 +44,9 @@ TEST(ShippedSpecs, ElevenArchitecturesAreValidWithSourcesAndTinyPresets) {
     }
     names.insert(doc->full.name);
   }
-  for (const char* required : {"llama-3.1-8b", "mistral-7b", "qwen3-8b", "qwen2.5-7b", "mixtral-8x7b",
-                               "qwen3-30b-a3b", "gemma-2-9b", "gemma-3-27b", "phi-3-mini", "bert-base", "gpt2",
-                               "mamba-2.8b", "gpt-neox-20b"})
+  for (const char* required :
+       {"llama-3.1-8b", "mistral-7b", "qwen3-8b", "qwen2.5-7b", "mixtral-8x7b", "qwen3-30b-a3b", "gemma-2-9b",
+        "gemma-3-27b", "phi-3-mini", "bert-base", "gpt2", "mamba-2.8b", "gpt-neox-20b", "gpt-oss-120b"})
     EXPECT_TRUE(names.count(required)) << required;
 }
 

@@ -196,6 +196,24 @@ const std::vector<Case>& cases() {
          return t + "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, shared_expert_gate: true}\n";
        },
        "moe.shared_expert_gate", "moe.shared_experts is 0", "moe:"},
+      {"ClampedSwigluNeedsSilu",
+       [](std::string t) {
+         return replace_line(t, "activation:", "  activation: gelu") +
+                "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, swiglu_limit: 7.0}\n";
+       },
+       "moe.swiglu_limit", "needs mlp.activation silu", "moe:"},
+      {"ClampedSwigluNotForSharedExperts",
+       [](std::string t) {
+         return t +
+                "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, swiglu_limit: 7.0, "
+                "shared_experts: 1, shared_intermediate_size: 8}\n";
+       },
+       "moe.swiglu_limit", "routed experts only", "moe:"},
+      {"SwigluLimitOutOfRange",
+       [](std::string t) {
+         return t + "moe: {num_experts: 4, experts_per_token: 2, moe_intermediate_size: 8, swiglu_limit: 0}\n";
+       },
+       "moe.swiglu_limit", "out of range", "moe:"},
       {"QkNormFullNeedsQkNorm", [](std::string t) { return insert_after(t, "causal:", "  qk_norm_full: true\n"); },
        "attention.qk_norm_full", "attention.qk_norm is false", "qk_norm_full:"},
       {"PostBranchNeedsRmsNorm",

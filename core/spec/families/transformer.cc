@@ -173,6 +173,14 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
       err("moe.shared_intermediate_size", "is required when moe.shared_experts > 0");
     if (a.moe.shared_expert_gate && a.moe.shared_experts == 0)
       err("moe.shared_expert_gate", "gates the shared experts, and moe.shared_experts is 0");
+    // The clamped SwiGLU is fused_moe's activation 3; act_and_mul has no such baseline.
+    if (a.moe.swiglu_limit) {
+      if (a.mlp.activation != Activation::kSilu || !a.mlp.gated)
+        err("moe.swiglu_limit", "clamps a SwiGLU: needs mlp.activation silu and mlp.gated true");
+      else if (a.moe.shared_experts > 0 || a.moe.first_dense_layers > 0 || !a.moe.dense_layers.empty())
+        err("moe.swiglu_limit",
+            "applies to routed experts only: shared experts and dense layers have no clamped SwiGLU baseline");
+    }
   }
 }
 

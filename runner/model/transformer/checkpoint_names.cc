@@ -443,6 +443,40 @@ TensorRef granitemoe(const std::string& canonical, const Architecture& a) {
   return {canonical};
 }
 
+// gpt-oss: the router is mlp.router (weight and bias); the experts are stacked and
+// stored [experts, in, out]: mlp.experts.gate_up_proj [E, H, 2 I] with each expert's gate
+// and up columns interleaved (gate j at 2 j, up j at 2 j + 1), gate_up_proj_bias [E, 2 I]
+// likewise, down_proj [E, I, H] and down_proj_bias [E, H]. Attention (q/k/v/o with
+// biases, self_attn.sinks) and the norms keep Llama's names.
+TensorRef gpt_oss(const std::string& canonical, const Architecture& a) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  const int64_t e = a.moe.num_experts, im = a.moe.moe_intermediate_size, h = a.hidden_size;
+  if (auto r = renamed(rest, "mlp.gate.", base + "mlp.router.")) return *r;
+  static const std::regex expert(R"(^mlp\.experts\.(\d+)\.(gate|up|down)_proj\.(weight|bias)$)");
+  std::smatch m;
+  if (!std::regex_match(rest, m, expert)) return {base + rest};
+  const int64_t x = std::stoll(m[1].str());
+  const bool bias = m[3].str() == "bias";
+  TensorRef ref;
+  ref.stack = e;
+  ref.transpose = !bias;
+  if (m[2].str() == "down") {
+    ref.name = base + (bias ? "mlp.experts.down_proj_bias" : "mlp.experts.down_proj");
+    ref.offset = x * h;
+    ref.total = e * h;
+  } else {
+    ref.name = base + (bias ? "mlp.experts.gate_up_proj_bias" : "mlp.experts.gate_up_proj");
+    ref.offset = x * 2 * im + (m[2].str() == "up" ? 1 : 0);
+    ref.total = e * 2 * im;
+    ref.group = 1;
+    ref.stride = 2;
+  }
+  return ref;
+}
+
 }  // namespace
 
 std::vector<std::string> hf_supported_model_types() {
@@ -477,6 +511,7 @@ std::vector<std::string> hf_supported_model_types() {
           "glm4",
           "granitemoe",
           "granitemoeshared",
+          "gpt_oss",
           "falcon",
           "gpt_neo",
           "biogpt",
@@ -501,6 +536,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
     return {model_type, {""}, same};
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
+  if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};

@@ -187,7 +187,7 @@ Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor
   Tensor o = rt_.empty(dtype_, {rows, hq, d});
   const double window = type == spec::LayerType::kSliding ? static_cast<double>(*a_.attention.sliding_window) : 0.0;
   rt_.run("attention", "attn.attention",
-          call({o, q.reshape({rows, hq, d}), kc, vc},
+          call({o, q.reshape({rows, hq, d}), kc, vc, w.sinks},
                {a_.attention_scale(), static_cast<double>(q_len), static_cast<double>(q_start),
                 a_.attention.causal ? 1.0 : 0.0, window, a_.attention.logit_softcap.value_or(0.0)}));
   Tensor out = linear(o.reshape({rows, hq * d}), w.o_w, pl_.tp_rank == 0 ? w.o_b : Tensor(), "attn.o_proj");
@@ -232,12 +232,18 @@ Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
 
 Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   const int64_t rows = x.size(0), k = a_.moe.experts_per_token;
-  Tensor logits = linear(x, w.router_w, Tensor(), "moe.router");
+  Tensor logits = linear(x, w.router_w, w.router_b, "moe.router");
   Tensor weights = rt_.empty(DType::kF32, {rows, k});
   Tensor ids = rt_.empty(DType::kI32, {rows, k});
   rt_.run("topk_softmax", "moe.topk", call({weights, ids, logits}, {a_.moe.renormalize ? 1.0 : 0.0}));
   Tensor out = rt_.empty(dtype_, x.shape());
-  rt_.run("fused_moe", "moe.experts", call({out, x, w.w13, w.w2, weights, ids}, {moe_activation_code(a_.mlp.activation)}));
+  // gpt-oss: biased experts with the clamped SwiGLU (activation 3); w2's bias is added by
+  // TP rank 0 only, as the partial outputs are summed over the group.
+  const bool clamped = a_.moe.swiglu_limit.has_value();
+  rt_.run("fused_moe", "moe.experts",
+          call({out, x, w.w13, w.w2, weights, ids, w.w13_b, pl_.tp_rank == 0 ? w.w2_b : Tensor()},
+               {clamped ? 3.0 : moe_activation_code(a_.mlp.activation), clamped ? a_.moe.swiglu_alpha : 0.0,
+                a_.moe.swiglu_limit.value_or(0.0)}));
   if (w.shared_up_w.defined()) {
     Tensor up = linear(x, w.shared_up_w, Tensor(), "moe.shared_gate_up_proj");
     Tensor act = rt_.empty(dtype_, {rows, up.size(1) / 2});

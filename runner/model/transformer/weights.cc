@@ -80,6 +80,9 @@ struct Gen {
                                      bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)}));
     w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
     if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
+    if (a.attention.sinks)
+      w.sinks = make.fp32_in_dtype(
+          plan_vector(layer_name(l, "self_attn.sinks"), a.num_attention_heads, q0 / d, hq, -1.0f, 1.0f));
     if (a.attention.qk_norm && a.attention.qk_norm_per_head) {
       // Each head its own weights, stored [heads, d] (Cohere; StableLM's one tensor a
       // head): this rank's heads' rows.
@@ -168,6 +171,17 @@ struct Gen {
     }
     w.w13 = make(plan_concat(up, {e, 2 * iml, h}));
     w.w2 = make(plan_concat(down, {e, h, iml}));
+    if (a.moe.router_bias) w.router_b = make(bias_rows(layer_name(l, "mlp.gate.bias"), e, 0, e));
+    if (a.moe.expert_bias) {
+      std::vector<Planned> b13, b2;
+      for (int64_t x = 0; x < e; ++x) {
+        b13.push_back(bias_rows(layer_name(l, fmt::format("mlp.experts.{}.gate_proj.bias", x)), im, i0, iml));
+        b13.push_back(bias_rows(layer_name(l, fmt::format("mlp.experts.{}.up_proj.bias", x)), im, i0, iml));
+        b2.push_back(bias_rows(layer_name(l, fmt::format("mlp.experts.{}.down_proj.bias", x)), h, 0, h));
+      }
+      w.w13_b = make(plan_concat(b13, {e, 2 * iml}));
+      w.w2_b = make(plan_concat(b2, {e, h}));
+    }
     if (a.moe.shared_experts > 0) {
       const int64_t is = a.moe.shared_intermediate_size * a.moe.shared_experts, isl = is / pl.tp, s0 = pl.tp_rank * isl;
       w.shared_up_w = make(plan_concat_rows({rows(layer_name(l, "mlp.shared_expert.gate_proj.weight"), is, s0, isl, h),
@@ -325,7 +339,11 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
                                                                             {"w2", &l.w2},
                                                                             {"shared_up_w", &l.shared_up_w},
                                                                             {"shared_down_w", &l.shared_down_w},
-                                                                            {"shared_gate_w", &l.shared_gate_w}})
+                                                                            {"shared_gate_w", &l.shared_gate_w},
+                                                                            {"sinks", &l.sinks},
+                                                                            {"router_b", &l.router_b},
+                                                                            {"w13_b", &l.w13_b},
+                                                                            {"w2_b", &l.w2_b}})
       out.emplace_back(p + name, t);
   }
   return out;
@@ -341,6 +359,8 @@ ModelWeights ModelWeights::to_dtype(DType d) const {
   for (auto& [name, t] : slots<ModelWeights, Tensor>(m))
     if (t->defined()) *t = t->to_dtype(d);
   if (tied) m.lm_head = m.embed;
+  for (auto& l : m.layers)  // sinks keep fp32 storage (the attention op's), with the dtype's values
+    if (l.sinks.defined()) l.sinks = l.sinks.to_dtype(DType::kF32);
   return m;
 }
 

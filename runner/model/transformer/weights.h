@@ -26,6 +26,7 @@ struct LayerWeights {
   int64_t index = 0;            // global layer index
   Tensor qkv_w, qkv_b;          // [(Hq_l + 2 Hk_l) D, H], bias or undefined
   Tensor o_w, o_b;              // [H, Hq_l D]; bias (full) or undefined
+  Tensor sinks;                 // [Hq_l] fp32 (values of the workload dtype): attention sinks (gpt-oss)
   Tensor q_norm, k_norm;        // [D] (QK-norm), [heads x D] (qk_norm_full: q and kv heads) or undefined
   Tensor q_norm_b, k_norm_b;    // [D]: the q/k LayerNorms' biases (norm.kind layer_norm with norm.bias)
   Tensor attn_norm_w, attn_norm_b;  // input norm (pre, parallel) / attention output norm (post)
@@ -38,6 +39,10 @@ struct LayerWeights {
   // dense gated MLP of width S * Is (shared_up_w [2 S Is_l, H], shared_down_w [H, S Is_l]).
   Tensor router_w, w13, w2, shared_up_w, shared_down_w;
   Tensor shared_gate_w;  // [1, H], replicated: the shared experts' sigmoid gate (Qwen2-MoE)
+  // gpt-oss: the router's bias [E] (replicated), the experts' gate/up biases [E, 2 Im_l]
+  // (each expert's gate then up block of this rank) and output biases [E, H] (replicated;
+  // rank 0 of the TP group adds them).
+  Tensor router_b, w13_b, w2_b;
 };
 
 struct LayerStream;  // weights.cc: how streamed weights make their layers
