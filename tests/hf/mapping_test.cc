@@ -313,6 +313,65 @@ TEST(CheckpointErrors, IntegerTensorWhereAWeightBelongsIsAnError) {
   fs::remove_all(dir);
 }
 
+// gpt-oss stores its experts stacked and [experts, in, out]: gate_up_proj [E, H, 2 I] with
+// gate j in column 2 j and up j in 2 j + 1, down_proj [E, I, H], and per-expert biases
+// [E, n]. A rank's block of one expert (rows of a transposed, interleaved matrix; columns
+// sliced too) is read from the right elements, and a tensor of another shape is named.
+TEST(StackedTensors, GptOssExpertsAreReadTransposedAndDeinterleaved) {
+  const fs::path dir = fs::temp_directory_path() / ("fk_hf_stacked_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const int64_t e = 3, h = 5, im = 4;
+  // Each element's value encodes its index: expert x, in i, out o -> 1000 x + 10 i + o.
+  const auto coded = [](std::vector<int64_t> shape) {
+    Tensor t = Tensor::empty(DType::kF32, shape);
+    const int64_t inner = shape.back(), mid = shape.size() == 3 ? shape[1] : 1;
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.data_as<float>()[k] = static_cast<float>(1000 * (k / (inner * mid)) + 10 * ((k / inner) % mid) + k % inner);
+    return t;
+  };
+  safetensors_write((dir / "model.safetensors").string(),
+                    {{"model.layers.2.mlp.experts.gate_up_proj", coded({e, h, 2 * im})},
+                     {"model.layers.2.mlp.experts.gate_up_proj_bias", coded({e, 2 * im})},
+                     {"model.layers.2.mlp.experts.down_proj", coded({e, im, h})},
+                     {"model.layers.2.mlp.experts.down_proj_bias", coded({e, h})}});
+  spec::Architecture a;
+  a.model_type = "gpt_oss";
+  a.hidden_size = h;
+  a.moe.num_experts = e;
+  a.moe.moe_intermediate_size = im;
+  const CheckpointWeights source(dir.string(), a, hf_tensor_map("gpt_oss"));
+  const auto at = [](const Tensor& t, int64_t i) { return t.data_as<float>()[i]; };
+  // Expert 1's up rows 1..2 (of I = 4) over hidden columns 2..4: up j of in c is column 2 j + 1.
+  const Tensor up = source.block("model.layers.2.mlp.experts.1.up_proj.weight", im, h, 1, 2, 2, 3, 0, 0);
+  ASSERT_EQ(up.shape(), (Shape{2, 3}));
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(at(up, r * 3 + c), 1000 + 10 * (2 + c) + 2 * (1 + r) + 1) << r << c;
+  const Tensor gate = source.block("model.layers.2.mlp.experts.2.gate_proj.weight", im, h, 0, 4, 0, 5, 0, 0);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 5; ++c) EXPECT_EQ(at(gate, r * 5 + c), 2000 + 10 * c + 2 * r);
+  // down_proj of expert 0: canonical [H, I] row q, column j is stored [j][q]; columns 2..3.
+  const Tensor down = source.block("model.layers.2.mlp.experts.0.down_proj.weight", h, im, 0, 5, 2, 2, 0, 0);
+  for (int64_t q = 0; q < 5; ++q)
+    for (int64_t j = 0; j < 2; ++j) EXPECT_EQ(at(down, q * 2 + j), 10 * (2 + j) + q);
+  // Biases: expert 2's gate elements 1..3 are columns 2, 4, 6; its down bias is row 2.
+  const Tensor gb = source.block("model.layers.2.mlp.experts.2.gate_proj.bias", 1, im, 0, 1, 1, 3, 0, 0);
+  for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(at(gb, j), 2000 + 2 * (1 + j));
+  const Tensor ub = source.block("model.layers.2.mlp.experts.0.up_proj.bias", 1, im, 0, 1, 0, 4, 0, 0);
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(at(ub, j), 2 * j + 1);
+  const Tensor db = source.block("model.layers.2.mlp.experts.2.down_proj.bias", 1, h, 0, 1, 0, 5, 0, 0);
+  for (int64_t q = 0; q < 5; ++q) EXPECT_EQ(at(db, q), 2000 + q);
+  // An architecture whose experts are wider than the file's: the tensor and both shapes named.
+  a.moe.moe_intermediate_size = 6;
+  const CheckpointWeights wide(dir.string(), a, hf_tensor_map("gpt_oss"));
+  const std::string err =
+      error_of([&] { (void)wide.block("model.layers.2.mlp.experts.0.gate_proj.weight", 6, h, 0, 6, 0, h, 0, 0); });
+  EXPECT_NE(err.find("'model.layers.2.mlp.experts.gate_up_proj'"), std::string::npos) << err;
+  EXPECT_NE(err.find("is [3, 5, 8]"), std::string::npos) << err;
+  EXPECT_NE(err.find("needs [3, 5, 12]"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
 // StableLM's qk_layernorm keeps one tensor a head (q_layernorm.norms.<h>.weight): the
 // rows a rank asks for are read from their heads' tensors, and a head whose tensor is
 // missing or of the wrong shape is named.
