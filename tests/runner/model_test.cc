@@ -144,6 +144,47 @@ TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
   EXPECT_EQ(spec::layer_parameters_per_rank(a, 0, 1), with_bias - (a.num_attention_heads + a.num_key_value_heads) * d);
 }
 
+// gpt-oss: the sinks follow their heads, the experts' gate/up biases their I-slices (each
+// expert's gate block, then its up block), the router and output biases are replicated;
+// sinks stay fp32 with the workload dtype's values; the memory estimate counts them all.
+TEST(Weights, GptOssSinksAndExpertBiasesAreShardedAndCounted) {
+  const spec::Architecture a = tiny("gpt-oss-120b");
+  Placement one;
+  const ModelWeights full = ModelWeights::generate(a, one, 5);
+  const int64_t e = a.moe.num_experts, im = a.moe.moe_intermediate_size;
+  ASSERT_EQ(full.layers[0].sinks.numel(), a.num_attention_heads);
+  ASSERT_EQ(full.layers[0].w13_b.shape(), (Shape{e, 2 * im}));
+  ASSERT_EQ(full.layers[0].w2_b.shape(), (Shape{e, a.hidden_size}));
+  ASSERT_EQ(full.layers[0].router_b.numel(), e);
+  for_each_tp_rank([&](const Placement& p) {
+    const ModelWeights part = ModelWeights::generate(a, p, 5);
+    const LayerWeights &f = full.layers[1], &s = part.layers[1];
+    const int64_t hq = p.q_heads(a), iml = im / p.tp, r = p.tp_rank;
+    for (int64_t i = 0; i < hq; ++i) ASSERT_EQ(s.sinks.span<float>()[i], f.sinks.span<float>()[r * hq + i]);
+    for (int64_t x = 0; x < e; ++x)
+      for (int64_t j = 0; j < iml; ++j) {
+        ASSERT_EQ(at(s.w13_b, x, j), at(f.w13_b, x, r * iml + j)) << "gate bias, expert " << x;
+        ASSERT_EQ(at(s.w13_b, x, iml + j), at(f.w13_b, x, im + r * iml + j)) << "up bias, expert " << x;
+      }
+    EXPECT_EQ(s.w2_b.span<float>()[7], f.w2_b.span<float>()[7]);
+    EXPECT_EQ(s.router_b.span<float>()[3], f.router_b.span<float>()[3]);
+    int64_t made = 0;
+    ModelWeights one_layer;
+    one_layer.layers.push_back(s);
+    for (const auto& [name, t] : one_layer.named_tensors()) made += t.numel();
+    EXPECT_EQ(made, spec::layer_parameters_per_rank(a, 1, p.tp)) << "tp " << p.tp;
+  });
+  const ModelWeights bf16 = full.to_dtype(DType::kBF16);
+  ASSERT_EQ(bf16.layers[0].sinks.dtype(), DType::kF32);
+  const Tensor want = full.layers[0].sinks.to_dtype(DType::kBF16).to_dtype(DType::kF32);
+  int64_t moved = 0;
+  for (int64_t i = 0; i < a.num_attention_heads; ++i) {
+    EXPECT_EQ(bf16.layers[0].sinks.span<float>()[i], want.span<float>()[i]);
+    moved += want.span<float>()[i] != full.layers[0].sinks.span<float>()[i];
+  }
+  EXPECT_GT(moved, 0) << "the fp32 draws were already bf16 values: the rounding went untested";
+}
+
 // ModelWeights::load makes each tensor in place, block by block, on the backend; its
 // result must be build()'s host weights rounded once, for every layout and family
 // (fused q/k/v and gate/up, experts, Gemma's folded norm offset, padded vocab blocks, a
@@ -151,7 +192,7 @@ TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
 TEST(Weights, LoadedInPlaceEqualsTheHostMasterRounded) {
   const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
   const RandomWeights source(21);
-  for (const char* name : {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base"}) {
+  for (const char* name : {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base", "gpt-oss-120b"}) {
     const spec::Architecture a = tiny(name);
     for (const Placement& pl : test_support::weight_test_placements()) {
       for (DType dt : {DType::kF32, DType::kBF16}) {
