@@ -58,6 +58,15 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   return p;
 }
 
+int64_t moe_scratch_bytes(const Architecture& a, int64_t tokens, int64_t inter_local, int64_t elem_bytes) {
+  if (!a.moe.enabled() || tokens <= 0) return 0;
+  constexpr int64_t kTileRows = 256;  // the taller tile of the cuBLASLt path (fused_moe.cu)
+  const int64_t rows =
+      std::min(tokens, kMoeChunkTokens) * a.moe.experts_per_token + a.moe.num_experts * (kTileRows - 1);
+  const int64_t h = a.hidden_size;
+  return rows * (h * elem_bytes + 2 * inter_local * 4 + inter_local * elem_bytes + h * 4);
+}
+
 const char* reference_weights_name(ReferenceWeights r) {
   switch (r) {
     case ReferenceWeights::kAuto:

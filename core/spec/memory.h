@@ -55,6 +55,16 @@ struct MemoryEstimate {
   int64_t total() const { return weights_bytes + kv_cache_bytes + activation_bytes; }
 };
 
+// Tokens a model's fused_moe call takes at most: a longer step runs its routed experts in
+// chunks of this many tokens, as vLLM's fused_experts does (VLLM_FUSED_MOE_CHUNK_SIZE,
+// default 16 x 1024 in vLLM's envs.py), which bounds the experts' scratch.
+inline constexpr int64_t kMoeChunkTokens = 16 * 1024;
+// Bytes of the CUDA fused_moe baseline's largest scratch for one call of `tokens` tokens
+// on a rank holding expert slices of `inter_local` (its cuBLASLt path: the gathered rows
+// in the element type, the gate/up products in fp32, the activation in the element type
+// and the down products in fp32, every expert's rows padded to 256-row tiles).
+int64_t moe_scratch_bytes(const Architecture& a, int64_t tokens, int64_t inter_local, int64_t elem_bytes);
+
 // Heads of each kind one TP rank holds (kv heads are replicated when fewer than tp).
 int64_t heads_per_rank(const Architecture& a, int64_t tp);
 int64_t kv_heads_per_rank(const Architecture& a, int64_t tp);

@@ -15,8 +15,9 @@
 
 #include <sys/resource.h>
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <numbers>
 #include <set>
@@ -142,6 +143,32 @@ TEST(Weights, PerHeadQkNormsAreShardedWithTheirHeads) {
   EXPECT_FALSE(plain.layers[0].k_norm_b.defined());
   EXPECT_TRUE(plain.layers[0].attn_norm_b.defined());
   EXPECT_EQ(spec::layer_parameters_per_rank(a, 0, 1), with_bias - (a.num_attention_heads + a.num_key_value_heads) * d);
+}
+
+// A step of more than spec::kMoeChunkTokens tokens runs its routed experts in chunks (as
+// vLLM's fused_experts): the sequence that straddles the chunk boundary gets the logits
+// it gets alone.
+TEST(Moe, LongStepsRunTheExpertsInChunksWithTheSameResult) {
+  spec::Architecture a = tiny("mixtral-8x7b");
+  a.num_hidden_layers = 1;
+  const int64_t batch = 42, seq = 392;  // 16464 tokens: the last sequence spans rows 16072..16463
+  ASSERT_GT(batch * seq, spec::kMoeChunkTokens);
+  ASSERT_LT((batch - 1) * seq, spec::kMoeChunkTokens);
+  const ModelWeights weights = ModelWeights::generate(a, Placement{}, 3);
+  const Tensor ids = token_ids(batch, seq, 7, 1);
+  const Tensor all = cpu_logits(a, fp32_prefill(batch, seq), weights, ids);
+  Tensor one = Tensor::empty(DType::kI64, {1, seq});
+  std::memcpy(one.data(), ids.data_as<int64_t>() + (batch - 1) * seq, static_cast<size_t>(seq) * sizeof(int64_t));
+  const Tensor alone = cpu_logits(a, fp32_prefill(1, seq), weights, one);
+  const int64_t v = alone.numel();
+  ASSERT_EQ(all.numel(), batch * v);
+  double diff = 0, norm = 0;
+  for (int64_t i = 0; i < v; ++i) {
+    const double x = all.data_as<float>()[(batch - 1) * v + i], y = alone.data_as<float>()[i];
+    diff += (x - y) * (x - y);
+    norm += y * y;
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);
 }
 
 // gpt-oss: the sinks follow their heads, the experts' gate/up biases their I-slices (each

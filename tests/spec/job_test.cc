@@ -338,6 +338,19 @@ TEST(Memory, EstimateFollowsTheDocumentedFormula) {
   EXPECT_LT(p2.parameters, m1.parameters);
   EXPECT_EQ(m1.layer_parameters, 2 * layer);
   EXPECT_EQ(m1.largest_layer_parameters, layer);
+  // MoE on CUDA: the routed experts' scratch of the largest call joins the activations
+  // (the CPU's is not counted). A step of more tokens than a chunk is counted as a chunk.
+  spec::Job moe = j;
+  moe.arch.moe = {4, 2, 64, true, 0, 0, 0};
+  const auto mc = spec::memory_estimate(moe.arch, moe.workload, {2, 1, 1}, DeviceKind::kCuda);
+  const auto mh = spec::memory_estimate(moe.arch, moe.workload, {2, 1, 1}, DeviceKind::kCpu);
+  const int64_t tokens = moe.workload.batch * moe.workload.seq_len;
+  const int64_t rows = tokens * 2 + 4 * 255;  // pairs, each expert padded to 256-row tiles
+  EXPECT_EQ(spec::moe_scratch_bytes(moe.arch, tokens, 32, 2), rows * (128 * 2 + 2 * 32 * 4 + 32 * 2 + 128 * 4));
+  EXPECT_EQ(mc.activation_bytes - mh.activation_bytes, spec::moe_scratch_bytes(moe.arch, tokens, 32, 2));
+  EXPECT_EQ(spec::moe_scratch_bytes(moe.arch, 10 * spec::kMoeChunkTokens, 32, 2),
+            spec::moe_scratch_bytes(moe.arch, spec::kMoeChunkTokens, 32, 2));
+  EXPECT_EQ(spec::moe_scratch_bytes(j.arch, tokens, 32, 2), 0) << "a dense model has no expert scratch";
 }
 
 // The estimate counts the parameters the published models have, whole and spread over 8

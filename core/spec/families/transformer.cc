@@ -262,6 +262,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     constexpr int64_t kRowsInFlight = 64;  // query rows whose score rows exist at once
     m.activation_bytes = tokens * per_token * 4 + kRowsInFlight * heads_per_rank(a, l.tp) * positions * 4 +
                          batch * vocab_local * 4;
+    // The routed experts' scratch of the largest call (a chunk of kMoeChunkTokens at most).
+    if (backend == DeviceKind::kCuda)
+      m.activation_bytes += moe_scratch_bytes(a, tokens, a.moe.moe_intermediate_size / l.tp, bytes);
     if (m.total() > best.total()) best = m;
   }
   return best;

@@ -1,8 +1,10 @@
 #include "runner/model/transformer/transformer.h"
 
 #include "core/error.h"
+#include "core/spec/memory.h"
 #include "runner/model/transformer/rope_cache.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -240,10 +242,19 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   // gpt-oss: biased experts with the clamped SwiGLU (activation 3); w2's bias is added by
   // TP rank 0 only, as the partial outputs are summed over the group.
   const bool clamped = a_.moe.swiglu_limit.has_value();
-  rt_.run("fused_moe", "moe.experts",
-          call({out, x, w.w13, w.w2, weights, ids, w.w13_b, pl_.tp_rank == 0 ? w.w2_b : Tensor()},
-               {clamped ? 3.0 : moe_activation_code(a_.mlp.activation), clamped ? a_.moe.swiglu_alpha : 0.0,
-                a_.moe.swiglu_limit.value_or(0.0)}));
+  const std::vector<double> params = {clamped ? 3.0 : moe_activation_code(a_.mlp.activation),
+                                      clamped ? a_.moe.swiglu_alpha : 0.0, a_.moe.swiglu_limit.value_or(0.0)};
+  // At most spec::kMoeChunkTokens tokens a call, as vLLM's fused_experts (its scratch grows
+  // with the tokens: a 32 x 2048 prefill of Mixtral would take 22 GB at once).
+  for (int64_t r0 = 0; r0 < rows; r0 += spec::kMoeChunkTokens) {
+    const int64_t n = std::min(spec::kMoeChunkTokens, rows - r0);
+    const bool whole = n == rows;
+    rt_.run("fused_moe", "moe.experts",
+            call({whole ? out : out.slice(0, r0, n), whole ? x : x.slice(0, r0, n), w.w13, w.w2,
+                  whole ? weights : weights.slice(0, r0, n), whole ? ids : ids.slice(0, r0, n), w.w13_b,
+                  pl_.tp_rank == 0 ? w.w2_b : Tensor()},
+                 params));
+  }
   if (w.shared_up_w.defined()) {
     Tensor up = linear(x, w.shared_up_w, Tensor(), "moe.shared_gate_up_proj");
     Tensor act = rt_.empty(dtype_, {rows, up.size(1) / 2});
