@@ -241,6 +241,21 @@ TEST(WrongMapping, GraniteMoeExpertHalvesSwappedFailParity) {
   EXPECT_GT(output_error(f, bad), 1e-2);
 }
 
+TEST(WrongMapping, GptOssGateUpAsHalvesFailsParity) {
+  // gate_up_proj interleaves each expert's gate and up columns; read as gate half, then up
+  // half (GraniteMoe's layout), the experts compute something else.
+  const Fixture f = fixture("gpt_oss");
+  const int64_t im = f.arch.moe.moe_intermediate_size;
+  const CheckpointWeights bad(f.checkpoint(), f.arch, edited("gpt_oss", [im](const std::string&, TensorRef& r) {
+                                if (r.group == 0) return;
+                                const int64_t part = r.offset % 2;
+                                r.offset = r.offset - part + part * im;
+                                r.group = 0;
+                                r.stride = 0;
+                              }));
+  EXPECT_GT(output_error(f, bad), 1e-2);
+}
+
 TEST(WrongMapping, RobertaPositionsFromRowZeroFailParity) {
   const Fixture f = fixture("roberta");
   const CheckpointWeights bad(f.checkpoint(), f.arch, edited("roberta", [](const std::string& canonical, TensorRef& r) {
