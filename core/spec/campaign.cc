@@ -40,6 +40,13 @@ std::optional<std::string> find_spec_file(const std::string& ref, const Campaign
   const std::string hint = closest_match(ref, yaml_names_in(dir));
   why = fmt::format("no {} named '{}' in {}{}", sub == "architectures" ? "architecture" : "workload", ref,
                     dir.lexically_normal().string(), hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+  // A campaign copied out of specs/campaigns/ looks for names beside a folder that is not
+  // there: say where the folder comes from and how to point it elsewhere.
+  if (!fs::is_directory(dir))
+    why += fmt::format(
+        "; that folder does not exist: names are looked up in specs_dir ({}, by default the campaign "
+        "folder's parent); set specs_dir in the campaign, or give the spec's path",
+        fs::path(c.specs_dir).lexically_normal().string());
   return std::nullopt;
 }
 

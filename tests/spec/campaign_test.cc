@@ -189,6 +189,24 @@ TEST_F(CampaignTest, ModelStageReferenceIsAutoUnlessChosen) {
   EXPECT_TRUE(has_error(parse(base() + "model_stage: {reference: lazy}\n"), "model_stage.reference", "lazy"));
 }
 
+// A campaign outside a specs tree: the error says the folder is missing and how to name
+// another (specs_dir), and specs_dir makes the names resolve.
+TEST_F(CampaignTest, NamesOutsideASpecsTreeSayHowToFindThem) {
+  const std::string lone = specs_.write("elsewhere/deeper/c.yaml", base());
+  spec::Diagnostics d;
+  EXPECT_FALSE(spec::campaign_load_file(lone, d).has_value());
+  EXPECT_NE(d.to_string().find("that folder does not exist"), std::string::npos) << d.to_string();
+  EXPECT_NE(d.to_string().find("set specs_dir in the campaign"), std::string::npos) << d.to_string();
+  const std::string pointed = specs_.write("elsewhere/deeper/c.yaml", base() + "specs_dir: " + specs_.root() + "\n");
+  spec::Diagnostics ok;
+  EXPECT_TRUE(spec::campaign_load_file(pointed, ok).has_value()) << ok.to_string();
+  // Where the folder exists, the message names the missing spec alone.
+  EXPECT_TRUE(has_error(parse("kind: campaign\nname: c\nscale: tiny\narchitectures: [mm]\nworkloads: [w]\n"
+                              "layouts: [tp1]\n"),
+                        "architectures[0]", "no architecture named 'mm'"));
+  EXPECT_EQ(parse(base().replace(base().find("[m]"), 3, "[mm]")).to_string().find("does not exist"), std::string::npos);
+}
+
 TEST_F(CampaignTest, Rules) {
   struct R { std::string from, to, field, msg; };
   for (const R& r : std::vector<R>{
