@@ -67,7 +67,13 @@ void attention_cpu(const OpCall& c) {
   T* out = c.arg(kOut).data_as<T>();
   const float scale = static_cast<float>(c.param(kScale));
   const float cap = static_cast<float>(g.softcap);
-  const float* sinks = g.sinks ? c.arg(kSinks).data_as<float>() : nullptr;
+  // Read in their own dtype: fp32, or fp64 (the op's check accepts both).
+  std::vector<float> sink(static_cast<size_t>(g.sinks ? g.hq : 0));
+  for (int64_t h = 0; h < static_cast<int64_t>(sink.size()); ++h)
+    sink[static_cast<size_t>(h)] = c.arg(kSinks).dtype() == DType::kF64
+                                       ? static_cast<float>(c.arg(kSinks).data_as<double>()[h])
+                                       : c.arg(kSinks).data_as<float>()[h];
+  const float* sinks = g.sinks ? sink.data() : nullptr;
   const int64_t rows = g.b * g.q_len * g.hq;
 #pragma omp parallel
   {

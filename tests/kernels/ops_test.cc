@@ -264,12 +264,29 @@ TEST(OpsCompare, DetectsWrongOutputs) {
   EXPECT_EQ(compare(out, ref.at(0), def.tolerance_for(DType::kBF16)).nan, 1);
 }
 
+// The check lets attention's sinks be fp32 or fp64: the CPU baseline reads either as it
+// is (fp64 sinks once read as floats gave another output).
+TEST(OpsSinks, CpuBaselineReadsFp64SinksAsFp32Ones) {
+  register_builtin_ops();
+  const OpDef& def = OpRegistry::global().def("attention");
+  const OpShape shape{{{"batch", 1}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", 16}, {"cache_len", 9}, {"sinks", 1}},
+                      {0.25, 9, 0, 1, 0, 0}};
+  OpCall f32 = def.make(shape, DType::kBF16, RngStream(4, "sinks"));
+  OpCall f64 = def.make(shape, DType::kBF16, RngStream(4, "sinks"));
+  f64.args[4] = f32.args[4].to_dtype(DType::kF64);
+  ASSERT_EQ(def.check(f64), "");
+  OpRegistry::global().impl("attention", "cpu").run(f32);
+  OpRegistry::global().impl("attention", "cpu").run(f64);
+  ASSERT_EQ(f32.args[0].nbytes(), f64.args[0].nbytes());
+  EXPECT_EQ(std::memcmp(f32.args[0].data(), f64.args[0].data(), f32.args[0].nbytes()), 0);
+}
+
 // fused_moe's bytes are those a call must move: the weights of the experts its tokens
 // chose, not every expert's (the floor of a decode step).
 TEST(OpsBytes, FusedMoeCountsTheChosenExpertsOnly) {
   register_builtin_ops();
   const OpDef& def = OpRegistry::global().def("fused_moe");
-  const OpShape shape{{{"tokens", 2}, {"hidden", 16}, {"experts", 8}, {"inter", 8}, {"k", 2}}, {0}};
+  const OpShape shape{{{"tokens", 2}, {"hidden", 16}, {"experts", 8}, {"inter", 8}, {"k", 2}}, {0, 0, 0}};
   OpCall call = def.make(shape, DType::kF32, RngStream(5, "moe"));
   std::set<int32_t> chosen;
   for (int64_t i = 0; i < call.args[5].numel(); ++i) chosen.insert(call.args[5].data_as<int32_t>()[i]);
