@@ -105,6 +105,21 @@ std::vector<LayerType> uniform(int64_t layers, LayerType t) {
   return std::vector<LayerType>(static_cast<size_t>(layers), t);
 }
 
+std::optional<int64_t> read_window(ConfigReader& r, std::optional<int64_t> def) {
+  const Json* v = r.get("sliding_window");
+  if (v == nullptr) {
+    r.note_default("sliding_window", def ? std::to_string(*def) : "null");
+    return def;
+  }
+  return r.optional_integer("sliding_window");
+}
+
+std::vector<LayerType> even_layers_slide(int64_t layers) {
+  std::vector<LayerType> types;
+  for (int64_t l = 0; l < layers; ++l) types.push_back(l % 2 == 0 ? LayerType::kSliding : LayerType::kFull);
+  return types;
+}
+
 void read_granite_scales(ConfigReader& r, Architecture& a) {
   a.attention.scale = r.number_or("attention_multiplier", 1.0, limits::kAttentionScale);
   if (const double m = r.number_or("embedding_multiplier", 1.0, limits::kMultiplier); m != 1.0)
@@ -115,16 +130,6 @@ void read_granite_scales(ConfigReader& r, Architecture& a) {
 }
 
 namespace {
-
-// sliding_window with the class default `def` when absent; null -> none.
-std::optional<int64_t> read_window(ConfigReader& r, std::optional<int64_t> def) {
-  const Json* v = r.get("sliding_window");
-  if (v == nullptr) {
-    r.note_default("sliding_window", def ? std::to_string(*def) : "null");
-    return def;
-  }
-  return r.optional_integer("sliding_window");
-}
 
 // Mistral, Mixtral, Phi-3: one window for every layer (or none); 5.x may list the
 // layer types explicitly.
@@ -354,19 +359,10 @@ void fill_gpt_oss(ConfigReader& r, Architecture& a) {
   a.attention.out_bias = bias;
   a.attention.sinks = true;                                    // GptOssAttention.sinks: one learned logit per head
   r.ignore({"router_aux_loss_coef", "output_router_logits"});  // training only
-  std::optional<int64_t> window = 128;
-  if (r.get("sliding_window") == nullptr) {
-    r.note_default("sliding_window", "128");
-  } else {
-    window = r.optional_integer("sliding_window");
-  }
-  auto types = read_layer_types(r, a.num_hidden_layers);
-  if (!types) {  // GptOssConfig: sliding when (i + 1) % 2 is 1
-    types.emplace();
-    for (int64_t l = 0; l < a.num_hidden_layers; ++l)
-      types->push_back(l % 2 == 0 ? LayerType::kSliding : LayerType::kFull);
-  }
-  set_layer_pattern(r, a, *types, window, "sliding_window");
+  const std::optional<int64_t> window = read_window(r, 128);
+  // GptOssConfig's layer_types default: sliding when (i + 1) % 2 is 1.
+  const auto types = read_layer_types(r, a.num_hidden_layers).value_or(even_layers_slide(a.num_hidden_layers));
+  set_layer_pattern(r, a, types, window, "sliding_window");
   RopeRead rope = read_rope(r, 150000.0);
   if (!r.has_value("rope_parameters") && !r.has_value("rope_scaling")) {
     // GptOssConfig's default rope_parameters.

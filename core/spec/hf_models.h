@@ -105,8 +105,13 @@ void set_layer_pattern(ConfigReader& r, Architecture& a, const std::vector<Layer
 // layer has rope), left empty when every layer has rope.
 void set_rope_layers(Architecture& a, const std::vector<bool>& per_layer);
 
+// sliding_window with the class default `def` when absent (recorded); null -> none.
+std::optional<int64_t> read_window(ConfigReader& r, std::optional<int64_t> def);
+
 // Every layer of one kind.
 std::vector<LayerType> uniform(int64_t layers, LayerType t);
+// Layer i slides when i is even, else attends to all (Gemma 2's and gpt-oss' default).
+std::vector<LayerType> even_layers_slide(int64_t layers);
 
 // Granite's muP scales (Granite, GraniteMoe, GraniteMoeShared): attention_multiplier is
 // the softmax scale itself (default 1.0), embedding_multiplier and residual_multiplier

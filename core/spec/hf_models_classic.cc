@@ -316,12 +316,7 @@ void fill_starcoder2(ConfigReader& r, Architecture& a) {
   a.norm.kind = NormKind::kLayerNorm;  // nn.LayerNorm with bias, pre-norm
   // residual_dropout and embedding_dropout apply in training only.
   r.ignore({"residual_dropout", "embedding_dropout", "is_decoder"});
-  std::optional<int64_t> window;
-  if (const Json* w = r.get("sliding_window"); w == nullptr) {
-    r.note_default("sliding_window", "null");
-  } else {
-    window = r.optional_integer("sliding_window");
-  }
+  const std::optional<int64_t> window = read_window(r, std::nullopt);
   set_layer_pattern(r, a,
                     std::vector<LayerType>(static_cast<size_t>(a.num_hidden_layers),
                                            window ? LayerType::kSliding : LayerType::kFull),

@@ -75,25 +75,15 @@ void fill_gemma2(ConfigReader& r, Architecture& a) {
                 .hidden_act_key = "hidden_activation",
                 .hidden_act = "gelu_pytorch_tanh"},
                50.0, 30.0);
-  std::optional<int64_t> window = 4096;
-  if (const Json* w = r.get("sliding_window"); w == nullptr) {
-    r.note_default("sliding_window", "4096");
-  } else {
-    window = r.optional_integer("sliding_window");
-  }
+  const std::optional<int64_t> window = read_window(r, 4096);
   // Some 4.x files repeat the window as sliding_window_size.
   if (const Json* s = r.get("sliding_window_size");
       s != nullptr && !s->is_null() && r.optional_integer("sliding_window_size") != window)
     r.fail_value("sliding_window_size", *s,
                  fmt::format("the same value as sliding_window ({})", window ? std::to_string(*window) : "null"));
   // 4.x Gemma2DecoderLayer: layer i slides when i is even.
-  auto types = read_layer_types(r, a.num_hidden_layers);
-  if (!types) {
-    types.emplace();
-    for (int64_t l = 0; l < a.num_hidden_layers; ++l)
-      types->push_back(l % 2 == 0 ? LayerType::kSliding : LayerType::kFull);
-  }
-  set_layer_pattern(r, a, *types, window, "sliding_window");
+  const auto types = read_layer_types(r, a.num_hidden_layers).value_or(even_layers_slide(a.num_hidden_layers));
+  set_layer_pattern(r, a, types, window, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
 }
 
@@ -109,12 +99,7 @@ void fill_gemma3_text(ConfigReader& r, Architecture& a) {
                 .hidden_act = "gelu_pytorch_tanh"},
                std::nullopt, std::nullopt);
   a.attention.qk_norm = true;  // Gemma3Attention q_norm / k_norm
-  std::optional<int64_t> window = 4096;
-  if (const Json* w = r.get("sliding_window"); w == nullptr) {
-    r.note_default("sliding_window", "4096");
-  } else {
-    window = r.optional_integer("sliding_window");
-  }
+  const std::optional<int64_t> window = read_window(r, 4096);
   // 4.x: sliding_window_pattern (5.x keeps it as _sliding_window_pattern beside
   // layer_types); layer i slides unless (i + 1) % pattern == 0.
   std::optional<int64_t> pattern;

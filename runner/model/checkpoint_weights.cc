@@ -122,24 +122,28 @@ Tensor CheckpointWeights::stacked_block(const std::string& name, const std::stri
          shape_str(want), vector ? "" : " (stored transposed, [experts, in, out])");
   // The canonical indices asked for: elements c0.. of a vector, rows r0.. of a matrix.
   const int64_t first = vector ? c0 : r0, count = vector ? nc : nr, width = vector ? 1 : nc;
-  const auto fused = [&](int64_t i) {
-    return ref.group > 0 ? (i / ref.group) * ref.stride + ref.offset + i % ref.group : ref.offset + i;
-  };
+  std::vector<int64_t> fused(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t r = first + i;
+    fused[static_cast<size_t>(i)] =
+        ref.group > 0 ? (r / ref.group) * ref.stride + ref.offset + r % ref.group : ref.offset + r;
+  }
+  const auto at = [&](int64_t i) { return fused[static_cast<size_t>(i)]; };
   Tensor out = Tensor::empty(DType::kF32, vector ? Shape{count} : Shape{count, width});
   float* o = out.data_as<float>();
   for (int64_t i = 0; i < count;) {
-    const int64_t x = fused(first + i) / per;
+    const int64_t x = at(i) / per;
     int64_t end = i, lo = per, hi = -1;
-    for (; end < count && fused(first + end) / per == x; ++end) {
-      lo = std::min(lo, fused(first + end) % per);
-      hi = std::max(hi, fused(first + end) % per);
+    for (; end < count && at(end) / per == x; ++end) {
+      lo = std::min(lo, at(end) % per);
+      hi = std::max(hi, at(end) % per);
     }
     const int64_t span = hi - lo + 1;
     // [1, span] of entry x, or [nc, span]: rows c0.. of entry x's [cols, per] matrix.
     const Tensor t = vector ? f.read_block(src, x, 1, lo, span) : f.read_block(src, x * cols + c0, nc, lo, span);
     const float* in = t.data_as<float>();
     for (int64_t k = i; k < end; ++k) {
-      const int64_t j = fused(first + k) % per - lo;
+      const int64_t j = at(k) % per - lo;
       for (int64_t c = 0; c < width; ++c) o[k * width + c] = in[c * span + j];
     }
     i = end;

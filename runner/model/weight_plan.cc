@@ -100,27 +100,29 @@ Tensor WeightMaker::operator()(const Planned& p) const {
   return t;
 }
 
-Tensor WeightMaker::fp32_in_dtype(const Planned& p) const {
+namespace {
+
+// `p`'s values in fp32, `transform` applied on the host first (when given), and rounded
+// to `round_to` (when not fp32) before the upload to m's backend (none: the host tensor).
+Tensor fp32_made(const WeightMaker& m, const Planned& p, float (*transform)(float), DType round_to) {
   progress_tick();
-  if (src == nullptr) return Tensor::empty(DType::kF32, p.shape);
-  Tensor t = host_values(*src, p);
-  if (backend == nullptr) return t;
-  if (dtype != DType::kF32) t = t.to_dtype(dtype).to_dtype(DType::kF32);
-  Tensor d = backend->empty(DType::kF32, p.shape);
-  backend->upload(d, t);
+  if (m.src == nullptr) return Tensor::empty(DType::kF32, p.shape);
+  Tensor t = host_values(*m.src, p);
+  if (transform != nullptr)
+    for (float& v : t.span<float>()) v = transform(v);
+  if (m.backend == nullptr) return t;
+  if (round_to != DType::kF32) t = t.to_dtype(round_to).to_dtype(DType::kF32);
+  Tensor d = m.backend->empty(DType::kF32, p.shape);
+  m.backend->upload(d, t);
   return d;
 }
 
+}  // namespace
+
+Tensor WeightMaker::fp32_in_dtype(const Planned& p) const { return fp32_made(*this, p, nullptr, dtype); }
+
 Tensor WeightMaker::fp32(const Planned& p, float (*transform)(float)) const {
-  progress_tick();
-  if (src == nullptr) return Tensor::empty(DType::kF32, p.shape);
-  Tensor t = host_values(*src, p);
-  if (transform != nullptr)
-    for (float& v : t.span<float>()) v = transform(v);
-  if (backend == nullptr) return t;
-  Tensor d = backend->empty(DType::kF32, p.shape);
-  backend->upload(d, t);
-  return d;
+  return fp32_made(*this, p, transform, DType::kF32);
 }
 
 }  // namespace fk::runner

@@ -248,11 +248,9 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   // with the tokens: a 32 x 2048 prefill of Mixtral would take 22 GB at once).
   for (int64_t r0 = 0; r0 < rows; r0 += spec::kMoeChunkTokens) {
     const int64_t n = std::min(spec::kMoeChunkTokens, rows - r0);
-    const bool whole = n == rows;
     rt_.run("fused_moe", "moe.experts",
-            call({whole ? out : out.slice(0, r0, n), whole ? x : x.slice(0, r0, n), w.w13, w.w2,
-                  whole ? weights : weights.slice(0, r0, n), whole ? ids : ids.slice(0, r0, n), w.w13_b,
-                  pl_.tp_rank == 0 ? w.w2_b : Tensor()},
+            call({out.slice(0, r0, n), x.slice(0, r0, n), w.w13, w.w2, weights.slice(0, r0, n), ids.slice(0, r0, n),
+                  w.w13_b, pl_.tp_rank == 0 ? w.w2_b : Tensor()},
                  params));
   }
   if (w.shared_up_w.defined()) {
