@@ -10,7 +10,9 @@
 // 256-row tiles with 512+ rows an expert, else 128; FK_MOE_TILE_ROWS=128/256/512
 // overrides);
 // FK_MOE_CUBLASLT=0, or cuBLASLt offering no configuration for the batch, leaves them to
-// the own grouped GEMM kernels of fused_moe.cu (which every other size takes).
+// the own grouped GEMM kernels of fused_moe.cu (which every other size takes). A few
+// pairs (a decode step) take the GEMV form of fused_moe_gemv.cu; FK_MOE_GEMV=0 leaves
+// them to the grouped GEMMs too.
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/env_switch.h"
 #include "kernels/cuda/ops/cuda_ops.h"
@@ -128,7 +130,8 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg) {
                       launch::fused_moe(c.arg(kOut).data(), x.data(), c.arg(kW13).data(), c.arg(kW2).data(),
                                         c.arg(kWeights).data_as<float>(), c.arg(kIds).data_as<int32_t>(),
                                         optional_data(c.arg(kB13)), optional_data(c.arg(kB2)), elem, tokens, hidden,
-                                        experts, inter, topk, activation, workspace.p, stream),
+                                        experts, inter, topk, activation, env_switch("FK_MOE_GEMV", "1", "0"),
+                                        workspace.p, stream),
                       "fused_moe");
                 }});
 }

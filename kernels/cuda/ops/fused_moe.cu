@@ -12,6 +12,8 @@
 //      + the expert's w2 bias)),
 //      fp32, each output element summed by one thread in slot order (deterministic, no
 //      atomics).
+// A few pairs (moe::gemv_fits: a decode step) skip steps 1 to 3 for the GEMV form of
+// fused_moe_gemv.cu, which streams each chosen expert's weights once, and combine.
 // fp16/bf16 with H and I multiples of 8 on sm_80+ take the tensor-core grouped GEMMs of
 // fused_moe_mma.cu (BM 16, 64 or 128 by the expected rows per expert). Otherwise (fp32,
 // odd sizes, older GPUs) both GEMMs are one tiled SIMT kernel: kBM x kBN outputs per
@@ -259,24 +261,27 @@ __global__ void __launch_bounds__(kGemmThreads)
   }
 }
 
-// b2: w2's bias [E, hidden] of T, or null; ids give the pair's expert.
+// b2: w2's bias [E, hidden] of T, or null; ids give the pair's expert. pos_of null: pair
+// i's row is i (the GEMV form), none for an id out of [0, experts).
 template <typename T>
 __global__ void moe_combine(T* __restrict__ out, const float* __restrict__ y, const float* __restrict__ tw,
                             const int32_t* __restrict__ pos_of, const int32_t* __restrict__ ids,
-                            const T* __restrict__ b2, int64_t tokens, int64_t hidden, int64_t topk, int splits) {
+                            const T* __restrict__ b2, int64_t tokens, int64_t hidden, int64_t experts, int64_t topk,
+                            int splits) {
   const size_t slice = static_cast<size_t>(tokens * topk) * static_cast<size_t>(hidden);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < tokens * hidden;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t t = i / hidden, q = i % hidden;
     float acc = 0.f;
     for (int64_t s = 0; s < topk; ++s) {
-      const int32_t pos = pos_of[t * topk + s];
+      const int64_t pair = t * topk + s;
+      const int64_t pos = pos_of != nullptr ? pos_of[pair] : ids[pair] >= 0 && ids[pair] < experts ? pair : -1;
       if (pos < 0) continue;
       const float* v = y + static_cast<size_t>(pos) * hidden + q;
       float sum = v[0];
       for (int sp = 1; sp < splits; ++sp) sum += v[sp * slice];
-      if (b2 != nullptr) sum += dev::to_f32(b2[static_cast<int64_t>(ids[t * topk + s]) * hidden + q]);
-      acc += tw[t * topk + s] * sum;
+      if (b2 != nullptr) sum += dev::to_f32(b2[static_cast<int64_t>(ids[pair]) * hidden + q]);
+      acc += tw[pair] * sum;
     }
     out[i] = dev::from_f32<T>(acc);
   }
@@ -286,7 +291,7 @@ template <typename T>
 struct FusedMoe {
   static cudaError_t run(void* out, const void* x, const void* w13, const void* w2, const float* tw, const int32_t* ids,
                          const void* b2, int64_t tokens, int64_t hidden, int64_t experts, int64_t inter, int64_t topk,
-                         moe::GatedAct act, void* workspace, cudaStream_t stream) {
+                         moe::GatedAct act, bool gemv, void* workspace, cudaStream_t stream) {
     if (trivial(tokens, hidden, experts, inter, topk))
       return tokens * hidden == 0 ? cudaSuccess
                                   : cudaMemsetAsync(out, 0, static_cast<size_t>(tokens * hidden) * sizeof(T), stream);
@@ -299,6 +304,16 @@ struct FusedMoe {
     T* mid = reinterpret_cast<T*>(ws + l.mid);
     float* y = reinterpret_cast<float*>(ws + l.y);
     const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (gemv && moe::gemv_fits(dev::elem_of<T>, l.pairs, experts, hidden, inter) && aligned(x) && aligned(w13) &&
+        aligned(w2) && aligned(mid)) {
+      const cudaError_t err = moe::gemv_experts(
+          dev::elem_of<T>, moe::GemvExperts{x, w13, w2, mid, y, ids, l.pairs, experts, hidden, inter, topk, act},
+          stream);
+      if (err != cudaSuccess) return err;
+      moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(
+          static_cast<T*>(out), y, tw, nullptr, ids, static_cast<const T*>(b2), tokens, hidden, experts, topk, 1);
+      return cudaGetLastError();
+    }
     const bool mma = plan.mma && aligned(x) && aligned(w13) && aligned(w2) && aligned(mid);
     const int bm = mma ? plan.bm : kBM;
     if (!mma && ((inter + kBN / 2 - 1) / (kBN / 2) > 65535 || (hidden + kBN - 1) / kBN > 65535))
@@ -334,8 +349,8 @@ struct FusedMoe {
       moe_gemm<T, false><<<grid2, kGemmThreads, 0, stream>>>(mid, static_cast<const T*>(w2), y, g);
     }
     moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(static_cast<T*>(out), y, tw, at(l.pos_of), ids,
-                                                                       static_cast<const T*>(b2), tokens, hidden, topk,
-                                                                       mma ? plan.splits : 1);
+                                                                       static_cast<const T*>(b2), tokens, hidden,
+                                                                       experts, topk, mma ? plan.splits : 1);
     return cudaGetLastError();
   }
 };
@@ -504,7 +519,8 @@ struct TiledCombine {
     char* ws = static_cast<char*>(workspace);
     moe_combine<T><<<blocks_for(tokens * hidden), kBlock, 0, stream>>>(
         static_cast<T*>(out), reinterpret_cast<const float*>(ws + l.y), tw,
-        reinterpret_cast<const int32_t*>(ws + l.pad_of), ids, static_cast<const T*>(b2), tokens, hidden, topk, 1);
+        reinterpret_cast<const int32_t*>(ws + l.pad_of), ids, static_cast<const T*>(b2), tokens, hidden, experts, topk,
+        1);
     return cudaGetLastError();
   }
 };
@@ -522,11 +538,11 @@ size_t launch::fused_moe_workspace_bytes(Elem elem, int64_t tokens, int64_t hidd
 cudaError_t launch::fused_moe(void* out, const void* hidden_states, const void* w13, const void* w2,
                               const float* topk_weights, const int32_t* topk_ids, const void* w13_bias,
                               const void* w2_bias, Elem elem, int64_t tokens, int64_t hidden, int64_t experts,
-                              int64_t inter, int64_t topk, const MoeActivation& activation, void* workspace,
+                              int64_t inter, int64_t topk, const MoeActivation& activation, bool gemv, void* workspace,
                               cudaStream_t stream) {
   const moe::GatedAct act{activation.kind, activation.alpha, activation.limit, w13_bias};
   return FK_CUDA_DISPATCH_ELEM(elem, FusedMoe, out, hidden_states, w13, w2, topk_weights, topk_ids, w2_bias, tokens,
-                               hidden, experts, inter, topk, act, workspace, stream);
+                               hidden, experts, inter, topk, act, gemv, workspace, stream);
 }
 
 }  // namespace fk::cuda

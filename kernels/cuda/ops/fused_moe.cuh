@@ -78,4 +78,31 @@ cudaError_t mma_gemm(launch::Elem elem, bool gated, int bm, const MmaGemm& g, cu
 // Output columns of one block: the gated GEMM's 128 are 64 gate and 64 up columns.
 constexpr int kMmaBlockCols = 128;
 
+// The GEMV form (fused_moe_gemv.cu), for a few pairs: no routing tables; pair p's row in
+// mid [pairs, I] (of the element type) and y [pairs, H] (fp32) is p itself, and a pair
+// whose id is not in [0, experts) gets neither (the combine skips it).
+//   mid = round(gated(x w_gate^T, x w_up^T)), y = mid @ w2[e]^T.
+struct GemvExperts {
+  const void *x, *w13, *w2;
+  void* mid;
+  float* y;
+  const int32_t* ids;
+  int64_t pairs, experts, hidden, inter, topk;
+  GatedAct act;
+};
+
+// Pairs each expert's weights are streamed for at once; more read them again.
+constexpr int kGemvGroup = 8;
+// The form is taken for at most this many pairs, and at most kGemvRowsPerExpert of them
+// an expert on average (past that the tiled tensor-core GEMMs read each weight once).
+constexpr int64_t kGemvMaxPairs = 64, kGemvRowsPerExpert = 4;
+
+// Whether the GEMV form takes these sizes: pairs within the bounds above, hidden and
+// inter whole 16-byte vectors. The caller checks that x, w13, w2 and mid are 16-byte
+// aligned.
+bool gemv_fits(launch::Elem elem, int64_t pairs, int64_t experts, int64_t hidden, int64_t inter);
+
+// Enqueues both GEMV kernels (gate/up, then down) on `stream`.
+cudaError_t gemv_experts(launch::Elem elem, const GemvExperts& g, cudaStream_t stream);
+
 }  // namespace fk::cuda::moe

@@ -29,11 +29,12 @@ struct MoeActivation {
 // + b2[e]; w13_bias [experts, 2 inter] and w2_bias [experts, hidden] of `elem` may be null. out, hidden_states [tokens,
 // hidden], w13 [experts, 2 inter, hidden], w2 [experts, hidden, inter] of `elem`; topk_weights fp32 and topk_ids int32
 // [tokens, topk]; all contiguous. A (token, slot) whose id is not in [0, experts) contributes nothing (the CPU baseline
-// throws; a kernel cannot).
+// throws; a kernel cannot). gemv: a few pairs (a decode step) may take the GEMV form (fused_moe_gemv.cu); false keeps
+// them on the grouped GEMMs.
 cudaError_t fused_moe(void* out, const void* hidden_states, const void* w13, const void* w2, const float* topk_weights,
                       const int32_t* topk_ids, const void* w13_bias, const void* w2_bias, Elem elem, int64_t tokens,
                       int64_t hidden, int64_t experts, int64_t inter, int64_t topk, const MoeActivation& activation,
-                      void* workspace, cudaStream_t stream);
+                      bool gemv, void* workspace, cudaStream_t stream);
 
 // The tiled form, for prefill sizes (fp16/bf16, hidden and inter multiples of 8, more
 // than 96 rows an expert expected; fused_moe_tiled_fits): routing cuts each expert's

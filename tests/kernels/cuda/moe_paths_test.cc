@@ -1,20 +1,26 @@
-// fused_moe's two CUDA paths at prefill sizes (label gpu): cuBLASLt's pointer-array
-// batched GEMMs over 128-row expert tiles (the default there) and the own grouped GEMM
-// kernels (FK_MOE_CUBLASLT=0) each match the fp64 reference, with uneven experts (one
-// with three tiles, one with none, partial tiles) in fp16 and bf16; the batched GEMMs
-// show in LinearLt's plans; a bad setting names the variable. Each test is its own
+// fused_moe's CUDA paths (label gpu). At prefill sizes cuBLASLt's pointer-array batched
+// GEMMs over 128-row expert tiles (the default there) and the own grouped GEMM kernels
+// (FK_MOE_CUBLASLT=0) each match the fp64 reference, with uneven experts (one with three
+// tiles, one with none, partial tiles) in fp16 and bf16; the batched GEMMs show in
+// LinearLt's plans. At decode sizes the GEMV form (the default there) and the grouped
+// GEMMs (FK_MOE_GEMV=0) match it with 1 to 12 pairs an expert, in every dtype; the
+// tracer shows which kernels ran. A bad setting names the variable. Each test is its own
 // process (gtest_discover_tests), so the settings do not leak.
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "kernels/backends.h"
 #include "kernels/compare.h"
 #include "kernels/cuda/ops/linear_lt.h"
 #include "kernels/op.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace fk::kernels {
 namespace {
@@ -89,6 +95,77 @@ TEST(FusedMoePaths, OwnKernelsMatchTheReference) {
   ::unsetenv("FK_MOE_TILE_ROWS");
   for (DType dt : {DType::kBF16, DType::kF16}) expect_matches_reference(dt, 208);
   EXPECT_FALSE(batched_plan_listed(208)) << "FK_MOE_CUBLASLT=0 still ran cuBLASLt's batched GEMMs";
+}
+
+// A decode step's fused_moe (12 tokens, 3 slots, 10 experts: 36 pairs) on the CUDA
+// backend against the fp64 reference; returns the names of the device work the call ran
+// (the backend's tracer). Token r's slots: expert 0; 1 + r % 3; 4 for r = 0, 5 for r < 3,
+// 6 for r < 6, else 7. So expert 0 has 12 pairs (a group of 8, then 4), experts 1 to 3
+// four each, 4 one, 5 two, 6 three, 7 six, and 8 and 9 none.
+std::vector<std::string> decode_call_names(DType dtype, bool oai) {
+  register_builtin_ops();
+  const auto backend = backend_create(DeviceKind::kCuda, 0);
+  const OpDef& def = OpRegistry::global().def("fused_moe");
+  const OpShape shape{{{"tokens", 12}, {"hidden", 264}, {"experts", 10}, {"inter", 120}, {"k", 3}, {"bias", oai}},
+                      oai ? std::vector<double>{3, 1.702, 0.5} : std::vector<double>{0, 0, 0}};
+  OpCall call = def.make(shape, dtype, RngStream(11, "moe-decode"));
+  int32_t* ids = call.args[5].data_as<int32_t>();
+  for (int32_t r = 0; r < 12; ++r) {
+    ids[r * 3] = 0;
+    ids[r * 3 + 1] = 1 + r % 3;
+    ids[r * 3 + 2] = r == 0 ? 4 : r < 3 ? 5 : r < 6 ? 6 : 7;
+  }
+  const auto ref = run_reference(def, call);
+  OpCall dev = backend->to_device(call);
+  backend->activate();
+  const auto tracer = backend->tracer();
+  if (tracer == nullptr) throw Error(ErrorKind::kRuntime, "the CUDA backend has no tracer");
+  tracer->begin();
+  backend->baseline("fused_moe")->run(dev);
+  const DeviceWork work = tracer->end();
+  const Tensor out = backend->to_host(dev.args[0]);
+  EXPECT_EQ(backend->audit(), "");
+  EXPECT_EQ(work.error, "");
+  const Comparison cmp = compare(out, ref.at(0), def.tolerance_for(dtype));
+  EXPECT_TRUE(cmp.passed) << dtype_name(dtype) << (oai ? " oai" : "") << ": matched " << cmp.matched_fraction
+                          << " rel_l2 " << cmp.rel_l2;
+  return work.names;
+}
+
+bool has_name(const std::vector<std::string>& names, const std::string& part) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+TEST(FusedMoePaths, GemvFormMatchesTheReference) {
+  ::unsetenv("FK_MOE_GEMV");
+  for (DType dt : {DType::kBF16, DType::kF16, DType::kF32})
+    for (bool oai : {false, true}) {
+      const std::vector<std::string> names = decode_call_names(dt, oai);
+      // gate/up, down, combine: no routing, no memset.
+      EXPECT_EQ(names.size(), 3u) << fmt::format("{}", fmt::join(names, ", "));
+      EXPECT_TRUE(has_name(names, "gemv_kernel")) << fmt::format("{}", fmt::join(names, ", "));
+    }
+}
+
+TEST(FusedMoePaths, GroupedGemmsAtDecodeSizesMatchTheReference) {
+  ::setenv("FK_MOE_GEMV", "0", 1);
+  for (DType dt : {DType::kBF16, DType::kF32})
+    for (bool oai : {false, true}) {
+      const std::vector<std::string> names = decode_call_names(dt, oai);
+      EXPECT_FALSE(has_name(names, "gemv_kernel")) << "FK_MOE_GEMV=0 still ran the GEMV form";
+      EXPECT_TRUE(has_name(names, "route_count")) << fmt::format("{}", fmt::join(names, ", "));
+    }
+}
+
+TEST(FusedMoePaths, BadGemvSettingNamesTheVariable) {
+  ::setenv("FK_MOE_GEMV", "yes", 1);
+  try {
+    decode_call_names(DType::kBF16, false);
+    FAIL() << "FK_MOE_GEMV=yes was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FK_MOE_GEMV=yes"), std::string::npos) << e.what();
+  }
 }
 
 // The error of a run with environment variable `var` set to `value` ("" if none).
