@@ -66,34 +66,24 @@ __device__ int expert_pairs(const int32_t* __restrict__ ids, int pairs, int expe
 template <typename T, int G>
 __device__ __forceinline__ void rows_dot(const uint4* const (&w)[2], const uint4* const (&x)[G], int n, int64_t vecs,
                                          int lane, float (&acc)[2][G]) {
-  int64_t v = lane;
-  for (; v + 32 * (kUnroll<G> - 1) < vecs; v += 32 * kUnroll<G>) {
+  // One loop with guarded loads, so that a short row (a few vectors a lane) still has
+  // all of them in flight at once.
+  for (int64_t v0 = lane; v0 < vecs; v0 += 32 * kUnroll<G>) {
     uint4 a[2][kUnroll<G>];
 #pragma unroll
     for (int r = 0; r < 2; ++r)
 #pragma unroll
-      for (int u = 0; u < kUnroll<G>; ++u) a[r][u] = __ldg(w[r] + v + 32 * u);
+      for (int u = 0; u < kUnroll<G>; ++u) a[r][u] = v0 + 32 * u < vecs ? __ldg(w[r] + v0 + 32 * u) : uint4{};
 #pragma unroll
     for (int i = 0; i < G; ++i) {
       if (i >= n) break;
 #pragma unroll
       for (int u = 0; u < kUnroll<G>; ++u) {
-        const uint4 xv = __ldg(x[i] + v + 32 * u);
+        if (v0 + 32 * u >= vecs) break;
+        const uint4 xv = __ldg(x[i] + v0 + 32 * u);
 #pragma unroll
         for (int r = 0; r < 2; ++r) acc[r][i] += dot16<T>(a[r][u], xv);
       }
-    }
-  }
-  for (; v < vecs; v += 32) {
-    uint4 a[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) a[r] = __ldg(w[r] + v);
-#pragma unroll
-    for (int i = 0; i < G; ++i) {
-      if (i >= n) break;
-      const uint4 xv = __ldg(x[i] + v);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) acc[r][i] += dot16<T>(a[r], xv);
     }
   }
 #pragma unroll
@@ -137,7 +127,7 @@ __device__ __forceinline__ void rows_for_pairs(const GemvExperts& g, const uint4
 // kGated: rows of w13 -> mid (T); otherwise rows of w2 -> y (fp32). Grid: (row blocks,
 // pairs). Groups of 1, 2 or 4 pairs keep fewer registers than kGemvGroup's.
 template <typename T, bool kGated>
-__global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvExperts g) {
+__global__ void __launch_bounds__(kThreads, 2) gemv_kernel(GemvExperts g) {
   __shared__ int32_t list[kGemvMaxPairs];
   const int n_all = expert_pairs(g.ids, static_cast<int>(g.pairs), static_cast<int>(g.experts), list);
   if (n_all == 0) return;
