@@ -101,6 +101,7 @@ void register_builtin_ops() {
     register_elementwise(r);
     register_causal_conv1d(r);
     register_selective_scan(r);
+    register_ssd_scan(r);
   });
 }
 

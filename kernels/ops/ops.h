@@ -20,5 +20,6 @@ void register_fused_moe(OpRegistry& reg);
 void register_elementwise(OpRegistry& reg);
 void register_causal_conv1d(OpRegistry& reg);
 void register_selective_scan(OpRegistry& reg);
+void register_ssd_scan(OpRegistry& reg);
 
 }  // namespace fk::kernels

@@ -10,84 +10,33 @@
 // ssm_state [B, C, N] fp32, zeros before a sequence's first call, left holding h after
 // its last token. softplus(x) = log(1 + e^x), x itself above 20 (torch's threshold).
 // The baseline keeps h in fp32 registers across the tokens.
-#include "kernels/cpu/elem.h"
 #include "kernels/ops/op_util.h"
 #include "kernels/ops/ops.h"
+#include "kernels/ops/ssm_scan.h"
 
-#include <cmath>
 #include <fmt/format.h>
-#include <vector>
 
 namespace fk::kernels {
 namespace {
 
 enum { kOut, kU, kDelta, kA, kB, kC, kD, kZ, kDeltaBias, kState };
 
-template <typename F>
-F softplus(F x) {
-  return x > F(20) ? x : std::log1p(std::exp(x));
+constexpr ssm::ScanArgs kArgs{kOut, kU, kDelta, kA, kB, kC, kD, kZ, kDeltaBias, kState};
+
+// Mamba's layout: everything per channel, one group of B and C, A [channels, state].
+ssm::ScanLayout layout_of(const OpCall& c) {
+  ssm::ScanLayout l;
+  l.batch = c.arg(kU).size(0);
+  l.len = c.arg(kU).size(1);
+  l.channels = c.arg(kU).size(2);
+  l.n = c.arg(kA).size(1);
+  l.softplus = c.iparam(0) != 0;
+  return l;
 }
 
-template <typename T, typename A>
-T put(A v) {
-  if constexpr (std::is_same_v<T, double>) {
-    return static_cast<double>(v);
-  } else {
-    return cpu::store<T>(static_cast<float>(v));
-  }
-}
-
-// T: the activation element type; S: the fp32 (or, in the reference, fp64) tensors'
-// type; A: the arithmetic type.
 template <typename T, typename S, typename A>
 void scan(const OpCall& c) {
-  const int64_t b = c.arg(kU).size(0), len = c.arg(kU).size(1), ch = c.arg(kU).size(2);
-  const int64_t n = c.arg(kA).size(1);
-  const T *u = c.arg(kU).data_as<T>(), *delta = c.arg(kDelta).data_as<T>();
-  const T *bm = c.arg(kB).data_as<T>(), *cm = c.arg(kC).data_as<T>();
-  const T* z = util::present(c.arg(kZ)) ? c.arg(kZ).data_as<T>() : nullptr;
-  const S* a = c.arg(kA).data_as<S>();
-  const S* dskip = util::present(c.arg(kD)) ? c.arg(kD).data_as<S>() : nullptr;
-  const S* dbias = util::present(c.arg(kDeltaBias)) ? c.arg(kDeltaBias).data_as<S>() : nullptr;
-  S* state = c.arg(kState).data_as<S>();
-  T* out = c.arg(kOut).data_as<T>();
-  const bool sp = c.iparam(0) != 0;
-  // Blocks of channels of one sequence: the state of a block stays in a local buffer
-  // while the block walks the tokens.
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (ch + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (b * len * ch * n > 65536)
-  for (int64_t job = 0; job < b * blocks; ++job) {
-    const int64_t s = job / blocks, c0 = (job % blocks) * kBlock, c1 = std::min(ch, c0 + kBlock);
-    std::vector<A> h(static_cast<size_t>((c1 - c0) * n));
-    for (int64_t j = c0; j < c1; ++j)
-      for (int64_t k = 0; k < n; ++k) h[static_cast<size_t>((j - c0) * n + k)] = static_cast<A>(state[(s * ch + j) * n + k]);
-    for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = s * len + t;
-      const T* br = bm + row * n;
-      const T* cr = cm + row * n;
-      for (int64_t j = c0; j < c1; ++j) {
-        A dt = static_cast<A>(cpu::load(delta[row * ch + j]));
-        if (dbias != nullptr) dt += static_cast<A>(dbias[j]);
-        if (sp) dt = softplus(dt);
-        const A x = static_cast<A>(cpu::load(u[row * ch + j]));
-        A* hj = h.data() + (j - c0) * n;
-        A y = 0;
-        for (int64_t k = 0; k < n; ++k) {
-          hj[k] = std::exp(dt * static_cast<A>(a[j * n + k])) * hj[k] + dt * static_cast<A>(cpu::load(br[k])) * x;
-          y += hj[k] * static_cast<A>(cpu::load(cr[k]));
-        }
-        if (dskip != nullptr) y += static_cast<A>(dskip[j]) * x;
-        if (z != nullptr) {
-          const A g = static_cast<A>(cpu::load(z[row * ch + j]));
-          y *= g / (A(1) + std::exp(-g));
-        }
-        out[row * ch + j] = put<T>(y);
-      }
-    }
-    for (int64_t j = c0; j < c1; ++j)
-      for (int64_t k = 0; k < n; ++k) state[(s * ch + j) * n + k] = static_cast<S>(h[static_cast<size_t>((j - c0) * n + k)]);
-  }
+  ssm::scan<T, S, A>(c, kArgs, layout_of(c));
 }
 
 }  // namespace

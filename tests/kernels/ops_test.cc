@@ -167,6 +167,52 @@ std::vector<Case> cases() {
                          {"delta_bias", 0}}, {0});
   add("selective_scan", {{"batch", 1}, {"len", 200}, {"channels", 32}, {"state", 64}, {"skip", 1}, {"gate", 0},
                          {"delta_bias", 1}}, {1});
+  // Mamba-2: grouped B and C, a prefill, a decode step, odd sizes without softplus, and
+  // the time-step clamp biting at both ends over a long prefill.
+  add("ssd_scan",
+      {{"batch", 2},
+       {"len", 17},
+       {"heads", 6},
+       {"head_dim", 8},
+       {"groups", 2},
+       {"state", 16},
+       {"skip", 1},
+       {"gate", 1},
+       {"dt_bias", 1}},
+      {1, 0, 0});
+  add("ssd_scan",
+      {{"batch", 3},
+       {"len", 1},
+       {"heads", 4},
+       {"head_dim", 16},
+       {"groups", 1},
+       {"state", 32},
+       {"skip", 1},
+       {"gate", 0},
+       {"dt_bias", 1}},
+      {1, 0, 0});
+  add("ssd_scan",
+      {{"batch", 1},
+       {"len", 5},
+       {"heads", 3},
+       {"head_dim", 5},
+       {"groups", 3},
+       {"state", 7},
+       {"skip", 0},
+       {"gate", 0},
+       {"dt_bias", 0}},
+      {0, 0, 0});
+  add("ssd_scan",
+      {{"batch", 1},
+       {"len", 200},
+       {"heads", 4},
+       {"head_dim", 8},
+       {"groups", 2},
+       {"state", 64},
+       {"skip", 1},
+       {"gate", 0},
+       {"dt_bias", 1}},
+      {1, 0.05, 0.5});
   return c;
 }
 
@@ -299,6 +345,114 @@ TEST(OpsBytes, FusedMoeCountsTheChosenExpertsOnly) {
   // Every token choosing the same two experts: six experts' weights are not read.
   for (int64_t i = 0; i < call.args[5].numel(); ++i) call.args[5].data_as<int32_t>()[i] = static_cast<int32_t>(i % 2);
   EXPECT_DOUBLE_EQ(def.bytes(call), all - 6 * per_expert);
+}
+
+// ssd_scan is selective_scan over each group's channels, with every head's dt, A, D and
+// dt_bias spread over its head_dim channels and A over the states (the fp64 references,
+// from the same fp32 inputs): the head and group indexing, checked against Mamba's.
+TEST(OpsSsdScan, IsSelectiveScanOverEachGroupWithTheHeadsValuesSpread) {
+  register_builtin_ops();
+  const OpDef& ssd = OpRegistry::global().def("ssd_scan");
+  const OpDef& sel = OpRegistry::global().def("selective_scan");
+  const int64_t b = 2, len = 9, heads = 4, p = 3, groups = 2, n = 5, hg = heads / groups, gc = hg * p;
+  const OpShape shape{{{"batch", b},
+                       {"len", len},
+                       {"heads", heads},
+                       {"head_dim", p},
+                       {"groups", groups},
+                       {"state", n},
+                       {"skip", 1},
+                       {"gate", 1},
+                       {"dt_bias", 1}},
+                      {1, 0, 0}};
+  const OpCall call = ssd.make(shape, DType::kF32, RngStream(12, "ssd"));
+  ASSERT_EQ(ssd.check(call), "");
+  const auto want = run_reference(ssd, call);
+  const auto in = [&](size_t i) { return call.args[i].data_as<float>(); };
+  const double* want_out = want.at(0).data_as<double>();
+  const double* want_state = want.at(9).data_as<double>();
+  for (int64_t g = 0; g < groups; ++g) {
+    Tensor u = Tensor::empty(DType::kF32, {b, len, gc}), delta = Tensor::empty(DType::kF32, {b, len, gc});
+    Tensor z = Tensor::empty(DType::kF32, {b, len, gc}), a = Tensor::empty(DType::kF32, {gc, n});
+    Tensor bm = Tensor::empty(DType::kF32, {b, len, n}), cm = Tensor::empty(DType::kF32, {b, len, n});
+    Tensor d = Tensor::empty(DType::kF32, {gc}), bias = Tensor::empty(DType::kF32, {gc});
+    Tensor state = Tensor::empty(DType::kF32, {b, gc, n});
+    for (int64_t j = 0; j < gc; ++j) {
+      const int64_t h = g * hg + j / p;
+      d.data_as<float>()[j] = in(6)[h];
+      bias.data_as<float>()[j] = in(8)[h];
+      for (int64_t k = 0; k < n; ++k) a.data_as<float>()[j * n + k] = in(3)[h];
+    }
+    for (int64_t row = 0; row < b * len; ++row) {
+      for (int64_t j = 0; j < gc; ++j) {
+        const int64_t h = g * hg + j / p, src = (row * heads + h) * p + j % p;
+        u.data_as<float>()[row * gc + j] = in(1)[src];
+        z.data_as<float>()[row * gc + j] = in(7)[src];
+        delta.data_as<float>()[row * gc + j] = in(2)[row * heads + h];
+      }
+      for (int64_t k = 0; k < n; ++k) {
+        bm.data_as<float>()[row * n + k] = in(4)[(row * groups + g) * n + k];
+        cm.data_as<float>()[row * n + k] = in(5)[(row * groups + g) * n + k];
+      }
+    }
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t j = 0; j < gc; ++j)
+        for (int64_t k = 0; k < n; ++k)
+          state.data_as<float>()[(s * gc + j) * n + k] = in(9)[((s * heads + g * hg) * p + j) * n + k];
+    const OpCall mamba{{Tensor::empty(DType::kF32, {b, len, gc}), u, delta, a, bm, cm, d, z, bias, state}, {1}};
+    ASSERT_EQ(sel.check(mamba), "");
+    const auto got = run_reference(sel, mamba);
+    for (int64_t row = 0; row < b * len; ++row)
+      for (int64_t j = 0; j < gc; ++j)
+        EXPECT_NEAR(got.at(0).data_as<double>()[row * gc + j], want_out[row * heads * p + g * gc + j], 1e-12)
+            << "group " << g << " row " << row << " channel " << j;
+    for (int64_t s = 0; s < b; ++s)
+      for (int64_t j = 0; j < gc * n; ++j)
+        EXPECT_NEAR(got.at(9).data_as<double>()[s * gc * n + j], want_state[(s * heads + g * hg) * p * n + j], 1e-12);
+  }
+}
+
+// dt clamped to [0.25, 0.25] is a step size of 0.25 whatever dt and dt_bias say: the same
+// as dt = 0.25 given without softplus, bias or clamp, on this backend's baseline.
+TEST(OpsSsdScan, ClampedTimeStepIsTheClampsValue) {
+  register_builtin_ops();
+  Backend& backend = test_backend();
+  const OpDef& ssd = OpRegistry::global().def("ssd_scan");
+  const OpShape shape{{{"batch", 2},
+                       {"len", 6},
+                       {"heads", 4},
+                       {"head_dim", 8},
+                       {"groups", 2},
+                       {"state", 16},
+                       {"skip", 1},
+                       {"gate", 0},
+                       {"dt_bias", 1}},
+                      {1, 0.25, 0.25}};
+  OpCall clamped = ssd.make(shape, DType::kF32, RngStream(13, "ssd-clamp"));
+  OpCall fixed = clamped;
+  fixed.params = {0, 0, 0};
+  fixed.args[2] = Tensor::empty(DType::kF32, clamped.args[2].shape());
+  for (float& v : fixed.args[2].span<float>()) v = 0.25f;
+  fixed.args[8] = Tensor();
+  fixed.args[0] = Tensor::empty(DType::kF32, clamped.args[0].shape());
+  fixed.args[9] = clamped.args[9].contiguous_copy();
+  const auto run = [&](const OpCall& c) {
+    OpCall dev = backend.to_device(c);
+    backend.activate();
+    backend.baseline("ssd_scan")->run(dev);
+    return std::make_pair(backend.to_host(dev.args[0]), backend.to_host(dev.args[9]));
+  };
+  const auto [out_a, state_a] = run(clamped);
+  const auto [out_b, state_b] = run(fixed);
+  EXPECT_EQ(std::memcmp(out_a.data(), out_b.data(), out_a.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(state_a.data(), state_b.data(), state_a.nbytes()), 0);
+  // And the clamp changed something: without it the step sizes differ.
+  OpCall free = clamped;
+  free.params = {1, 0, 0};
+  free.args[0] = Tensor::empty(DType::kF32, clamped.args[0].shape());
+  free.args[9] = clamped.args[9].contiguous_copy();
+  const auto [out_c, state_c] = run(free);
+  EXPECT_NE(std::memcmp(out_a.data(), out_c.data(), out_a.nbytes()), 0);
 }
 
 }  // namespace

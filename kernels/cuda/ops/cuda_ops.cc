@@ -24,6 +24,7 @@ void register_cuda_ops() {
     register_cuda_elementwise(reg);
     register_cuda_causal_conv1d(reg);
     register_cuda_selective_scan(reg);
+    register_cuda_ssd_scan(reg);
   });
 }
 

@@ -22,6 +22,7 @@ void register_cuda_fused_moe(kernels::OpRegistry& reg);
 void register_cuda_elementwise(kernels::OpRegistry& reg);
 void register_cuda_causal_conv1d(kernels::OpRegistry& reg);
 void register_cuda_selective_scan(kernels::OpRegistry& reg);
+void register_cuda_ssd_scan(kernels::OpRegistry& reg);
 
 // Calls every register_cuda_* function once (idempotent).
 void register_cuda_ops();

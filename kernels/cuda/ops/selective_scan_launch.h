@@ -1,5 +1,5 @@
-// Launcher of the CUDA selective_scan baseline (plain arguments; see elem.h and
-// kernels/ops/selective_scan.cc for the semantics).
+// Launchers of the CUDA selective_scan and ssd_scan baselines (plain arguments; see
+// elem.h, kernels/ops/selective_scan.cc and kernels/ops/ssd_scan.cc for the semantics).
 #pragma once
 
 #include "kernels/cuda/ops/elem.h"
@@ -26,5 +26,25 @@ cudaError_t selective_scan(void* out, const void* u, const void* delta, const fl
                            const void* cm, const float* d, const void* z, const float* delta_bias, float* ssm_state,
                            Elem elem, int64_t batch, int64_t len, int64_t channels, int64_t state,
                            bool delta_softplus, cudaStream_t stream);
+
+// ssd_scan's time step: softplus or not, then clamped to [min, max] when max > 0.
+struct SsdDt {
+  bool softplus = true;
+  float min = 0.f, max = 0.f;
+};
+
+// Per sequence b, head h (of group h / (heads / groups)) and channel p, over the tokens
+// in order, with s = ssm_state[b, h, p, :]:
+//   dt = dt_rule(dt[b, t, h] + dt_bias[h])
+//   s[n] = exp(dt a[h]) s[n] + dt bm[b, t, g, n] x[b, t, h, p]
+//   out[b, t, h, p] = (sum_n s[n] cm[b, t, g, n] + d[h] x[b, t, h, p]) * silu(z[b, t, h, p])
+// x, z, out [batch, len, heads, head_dim], dt [batch, len, heads], bm, cm [batch, len,
+// groups, state] of `elem`; a, d, dt_bias [heads], ssm_state [batch, heads, head_dim,
+// state] fp32; d, z and dt_bias may be null; all contiguous. cudaErrorInvalidValue
+// unless 1 <= state <= kSelectiveScanMaxState and groups divides heads.
+cudaError_t ssd_scan(void* out, const void* x, const void* dt, const float* a, const void* bm, const void* cm,
+                     const float* d, const void* z, const float* dt_bias, float* ssm_state, Elem elem, int64_t batch,
+                     int64_t len, int64_t heads, int64_t head_dim, int64_t groups, int64_t state, const SsdDt& dt_rule,
+                     cudaStream_t stream);
 
 }  // namespace fk::cuda::launch
