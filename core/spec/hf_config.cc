@@ -14,6 +14,7 @@
 #include <cctype>
 #include <filesystem>
 #include <regex>
+#include <string_view>
 
 namespace fk::spec {
 namespace {
@@ -265,8 +266,49 @@ HfImport hf_config_import(const Json& config, const std::string& file, const HfI
   return out;
 }
 
+namespace {
+
+// Python's json writes float('inf') and nan as the bare words Infinity, -Infinity and
+// NaN, which JSON has not (Mamba2Config's time_step_limit: [0.0, Infinity]). They are
+// read as the strings "Infinity", "-Infinity" and "NaN": a key that needs a number then
+// says what it found, and an importer that takes an infinity reads the string. Lines
+// stay where they were (columns after such a word move by 2).
+std::string quote_nonfinite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      out += ch;
+      if (ch == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    bool word = false;
+    for (const std::string_view w : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.compare(i, w.size(), w) == 0) {
+        out += '"';
+        out += w;
+        out += '"';
+        i += w.size() - 1;
+        word = true;
+        break;
+      }
+    }
+    if (!word) out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
 HfImport hf_config_import_file(const std::string& file, const HfImportOptions& options) {
-  const std::string text = fs_read_file(file);
+  const std::string text = quote_nonfinite(fs_read_file(file));
   Json config;
   try {
     config = Json::parse(text);

@@ -39,6 +39,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"llama", "LlamaConfig", "llama", fill_llama},
       {"gpt_oss", "GptOssConfig", "gpt-oss", fill_gpt_oss},
       {"mamba", "MambaConfig", "mamba", fill_mamba},
+      {"mamba2", "Mamba2Config", "mamba2", fill_mamba2},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
       {"nemotron", "NemotronConfig", "nemotron", fill_nemotron},

@@ -132,6 +132,7 @@ void fill_gemma3_text(ConfigReader& r, Architecture& a);
 void fill_bert(ConfigReader& r, Architecture& a);
 void fill_gpt2(ConfigReader& r, Architecture& a);
 void fill_mamba(ConfigReader& r, Architecture& a);
+void fill_mamba2(ConfigReader& r, Architecture& a);
 void fill_gemma(ConfigReader& r, Architecture& a);
 void fill_opt(ConfigReader& r, Architecture& a);
 void fill_starcoder2(ConfigReader& r, Architecture& a);

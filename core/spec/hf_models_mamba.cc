@@ -1,6 +1,8 @@
 // Mamba (MambaForCausalLM, transformers' MambaConfig): Mamba-1 mixer layers, each a
 // pre-RMSNorm residual branch, a final norm_f and an LM head tied to the embeddings by
-// default (model_family mamba, core/spec/families/mamba.cc).
+// default (model_family mamba, core/spec/families/mamba.cc). Mamba-2
+// (Mamba2ForCausalLM, Mamba2Config): the same stack with Mamba-2 mixers (ssm.version 2),
+// the LM head untied by default.
 //
 // Keys of the original mamba_ssm configs that HF conversions still carry (d_model,
 // n_layer, rms_norm, fused_add_norm, ssm_cfg, pad_vocab_size_multiple) are accepted
@@ -13,11 +15,16 @@
 
 namespace fk::spec::hf {
 
-void fill_mamba(ConfigReader& r, Architecture& a) {
+namespace {
+
+// What MambaConfig and Mamba2Config share: sizes, the conv, the norms and the head.
+// `tied`: the class's tie_word_embeddings default.
+SsmSpec& fill_mamba_common(ConfigReader& r, Architecture& a, int64_t hidden, int64_t layers, int64_t vocab,
+                           int64_t state, bool tied) {
   a.model_family = "mamba";
-  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 32, limits::kNumHiddenLayers);
-  a.vocab_size = r.integer_or("vocab_size", 50280, limits::kVocabSize);
+  a.hidden_size = r.integer_or("hidden_size", hidden, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", layers, limits::kNumHiddenLayers);
+  a.vocab_size = r.integer_or("vocab_size", vocab, limits::kVocabSize);
   // The original configs' names of the same sizes must agree.
   for (const auto& [key, value] : {std::pair<const char*, int64_t>{"d_model", a.hidden_size}, {"n_layer", a.num_hidden_layers}}) {
     if (const Json* v = r.get(key); v != nullptr && !v->is_null() && *v != value)
@@ -31,14 +38,35 @@ void fill_mamba(ConfigReader& r, Architecture& a) {
       r.fail("intermediate_size", fmt::format("found {}, expected expand x hidden_size ({} x {})", a.intermediate_size,
                                                expand, a.hidden_size));
   } else {
-    a.intermediate_size = static_cast<int64_t>(expand * static_cast<double>(a.hidden_size));  // MambaConfig: int(expand * hidden)
+    a.intermediate_size = static_cast<int64_t>(expand * static_cast<double>(a.hidden_size));  // int(expand * hidden)
     r.note_default("intermediate_size", fmt::format("expand x hidden_size ({})", a.intermediate_size));
   }
   SsmSpec& ssm = a.sections.edit<SsmSpec>();
-  ssm.state_size = r.integer_or("state_size", 16, limits::kSsmStateSize);
+  ssm.state_size = r.integer_or("state_size", state, limits::kSsmStateSize);
   ssm.conv_kernel = r.integer_or("conv_kernel", 4, limits::kSsmConvKernel);
   ssm.conv_bias = r.boolean_or("use_conv_bias", true);
   ssm.proj_bias = r.boolean_or("use_bias", false);
+  const std::string act = r.string_or("hidden_act", "silu");
+  if (act != "silu" && act != "swish")
+    r.fail("hidden_act", fmt::format("found \"{}\", expected \"silu\" (the activation of the Mamba mixer)", act));
+  if (const Json* rms = r.get("rms_norm"); rms != nullptr && !rms->is_null() && *rms != true)
+    r.fail_value("rms_norm", *rms, "true (the Mamba models normalise with RMSNorm)");
+  a.norm.kind = NormKind::kRmsNorm;
+  a.norm.placement = NormPlacement::kPre;
+  a.norm.weight_offset = 0.0;
+  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
+  a.embedding.tied = r.boolean_or("tie_word_embeddings", tied);
+  a.head.kind = HeadKind::kLm;
+  a.head.final_norm = true;
+  if (const Json* cfg = r.get("ssm_cfg"); cfg != nullptr && !cfg->is_null() && !(cfg->is_object() && cfg->empty()))
+    r.fail_value("ssm_cfg", *cfg, "{} (mamba_ssm's per-layer overrides are not read; give the HF keys)");
+  return ssm;
+}
+
+}  // namespace
+
+void fill_mamba(ConfigReader& r, Architecture& a) {
+  SsmSpec& ssm = fill_mamba_common(r, a, 768, 32, 50280, 16, true);
   const Json* rank = r.get("time_step_rank");
   if (rank == nullptr || rank->is_null() || *rank == "auto") {
     ssm.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
@@ -49,20 +77,6 @@ void fill_mamba(ConfigReader& r, Architecture& a) {
   } else {
     r.fail_value("time_step_rank", *rank, "an integer or \"auto\"");
   }
-  const std::string act = r.string_or("hidden_act", "silu");
-  if (act != "silu" && act != "swish")
-    r.fail("hidden_act", fmt::format("found \"{}\", expected \"silu\" (the activation of the Mamba mixer)", act));
-  if (const Json* rms = r.get("rms_norm"); rms != nullptr && !rms->is_null() && *rms != true)
-    r.fail_value("rms_norm", *rms, "true (MambaForCausalLM normalises with RMSNorm)");
-  a.norm.kind = NormKind::kRmsNorm;
-  a.norm.placement = NormPlacement::kPre;
-  a.norm.weight_offset = 0.0;
-  a.norm.eps = r.number_or("layer_norm_epsilon", 1e-5, limits::kNormEps);
-  a.embedding.tied = r.boolean_or("tie_word_embeddings", true);
-  a.head.kind = HeadKind::kLm;
-  a.head.final_norm = true;
-  if (const Json* cfg = r.get("ssm_cfg"); cfg != nullptr && !cfg->is_null() && !(cfg->is_object() && cfg->empty()))
-    r.fail_value("ssm_cfg", *cfg, "{} (mamba_ssm's per-layer overrides are not read; give the HF keys)");
   // time_step_* and rescale_prenorm_residual set the initialisation; residual_in_fp32
   // and fused_add_norm the precision and fusion of the residual add (vLLM keeps the
   // residual in the activation dtype, as here); use_mambapy and use_associative_scan
@@ -70,6 +84,45 @@ void fill_mamba(ConfigReader& r, Architecture& a) {
   // pad_vocab_size_multiple was applied to vocab_size already.
   r.ignore({"time_step_min", "time_step_max", "time_step_floor", "time_step_init_scheme", "time_step_scale",
             "rescale_prenorm_residual", "residual_in_fp32", "fused_add_norm", "use_mambapy", "use_associative_scan",
+            "pad_vocab_size_multiple"});
+}
+
+void fill_mamba2(ConfigReader& r, Architecture& a) {
+  SsmSpec& ssm = fill_mamba_common(r, a, 4096, 64, 32768, 128, false);
+  ssm.version = 2;
+  ssm.num_heads = r.integer_or("num_heads", 128, limits::kSsmHeads);
+  ssm.head_dim = r.integer_or("head_dim", 64, limits::kSsmHeads);
+  ssm.n_groups = r.integer_or("n_groups", 8, limits::kSsmHeads);
+  if (ssm.num_heads * ssm.head_dim != a.intermediate_size)
+    r.fail("num_heads", fmt::format("num_heads x head_dim ({} x {}) is not the mixer's width, expand x hidden_size "
+                                    "({})",
+                                    ssm.num_heads, ssm.head_dim, a.intermediate_size));
+  // time_step_limit: [min, max], Mamba2Config's default (0.0, inf), written by python's
+  // json as [0.0, Infinity] (read as the string "Infinity", hf_config.cc): no clamp.
+  if (const Json* lim = r.get("time_step_limit"); lim != nullptr && !lim->is_null()) {
+    const auto bound = [&](const Json& v, bool upper) -> double {
+      if (upper && v.is_string() && v.get<std::string>() == "Infinity") return 0.0;
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > limits::kSsmTimeStepLimit.max)
+        r.fail_value("time_step_limit", *lim, "[min, max] with 0 <= min <= max, max a number or Infinity");
+      return v.get<double>();
+    };
+    if (!lim->is_array() || lim->size() != 2)
+      r.fail_value("time_step_limit", *lim, "[min, max] with 0 <= min <= max, max a number or Infinity");
+    ssm.time_step_limit_min = bound((*lim)[0], false);
+    ssm.time_step_limit_max = bound((*lim)[1], true);
+    if (ssm.time_step_limit_max == 0.0 && ssm.time_step_limit_min > 0.0)
+      r.fail_value("time_step_limit", *lim,
+                   "a lower bound of 0 with an infinite upper one (only a clamp to [min, "
+                   "max] with a finite max is run)");
+    if (ssm.time_step_limit_max > 0.0 && ssm.time_step_limit_min > ssm.time_step_limit_max)
+      r.fail_value("time_step_limit", *lim, "min <= max");
+  }
+  // The mixer's chunk_size only orders HF's (and vLLM's) chunked SSD sums; the scan here
+  // walks the tokens. time_step_rank is computed by Mamba2Config but read by no layer;
+  // norm_before_gate (in mamba_ssm's configs, e.g. Codestral's true) is read by no HF
+  // code: HF's Mamba2 gates, then normalises. The rest as for Mamba.
+  r.ignore({"chunk_size", "time_step_rank", "time_step_min", "time_step_max", "time_step_floor",
+            "rescale_prenorm_residual", "residual_in_fp32", "fused_add_norm", "norm_before_gate",
             "pad_vocab_size_multiple"});
 }
 

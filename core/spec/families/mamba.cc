@@ -4,7 +4,10 @@
 // with a vocab-parallel embedding and an (often tied) LM head. Tensor parallelism splits
 // the mixer's intermediate_size channels (vLLM's MambaMixer: in_proj, conv, dt_proj, A
 // and D column-parallel; x_proj and out_proj row-parallel, each followed by an
-// all-reduce); pipeline parallelism splits the layers. The runner side is
+// all-reduce); pipeline parallelism splits the layers. `ssm.version: 2` makes the layers
+// Mamba-2's (HF Mamba2ForCausalLM: in_proj to gate, x, B, C and one dt a head, the conv
+// over x, B and C, the SSD scan, a gated RMSNorm over all heads, out_proj); those run in
+// tp1 only (the norm spans every head) and split by layers in PP. The runner side is
 // runner/model/mamba/.
 #include "core/spec/families/mamba.h"
 #include "core/spec/family.h"
@@ -24,39 +27,72 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void ssm_read(MapReader& r, Architecture& a) {
   SsmSpec& m = a.sections.edit<SsmSpec>();
+  r.integer("version", m.version, Need::kOptional, limits::kSsmVersion);
   r.integer("state_size", m.state_size, Need::kRequired, limits::kSsmStateSize);
   r.integer("conv_kernel", m.conv_kernel, Need::kOptional, limits::kSsmConvKernel);
-  r.integer("time_step_rank", m.time_step_rank, Need::kRequired, limits::kSsmTimeStepRank);
   r.boolean("conv_bias", m.conv_bias, Need::kOptional);
   r.boolean("proj_bias", m.proj_bias, Need::kOptional);
+  const Need v1 = m.mamba2() ? Need::kOptional : Need::kRequired, v2 = m.mamba2() ? Need::kRequired : Need::kOptional;
+  r.integer("time_step_rank", m.time_step_rank, v1, limits::kSsmTimeStepRank);
+  r.integer("num_heads", m.num_heads, v2, limits::kSsmHeads);
+  r.integer("head_dim", m.head_dim, v2, limits::kSsmHeads);
+  r.integer("n_groups", m.n_groups, Need::kOptional, limits::kSsmHeads);
+  r.number("time_step_limit_min", m.time_step_limit_min, Need::kOptional, limits::kSsmTimeStepLimit);
+  r.number("time_step_limit_max", m.time_step_limit_max, Need::kOptional, limits::kSsmTimeStepLimit);
 }
 
 bool ssm_check_limits(const Architecture& a, const ParseContext& ctx) {
   const SsmSpec& m = a.sections.get<SsmSpec>();
-  bool ok = ctx.check_range("ssm.state_size", m.state_size, limits::kSsmStateSize);
+  bool ok = ctx.check_range("ssm.version", m.version, limits::kSsmVersion);
+  ok &= ctx.check_range("ssm.state_size", m.state_size, limits::kSsmStateSize);
   ok &= ctx.check_range("ssm.conv_kernel", m.conv_kernel, limits::kSsmConvKernel);
-  ok &= ctx.check_range("ssm.time_step_rank", m.time_step_rank, limits::kSsmTimeStepRank);
+  if (m.mamba2()) {
+    ok &= ctx.check_range("ssm.num_heads", m.num_heads, limits::kSsmHeads);
+    ok &= ctx.check_range("ssm.head_dim", m.head_dim, limits::kSsmHeads);
+    ok &= ctx.check_range("ssm.n_groups", m.n_groups, limits::kSsmHeads);
+    ok &= ctx.check_range("ssm.time_step_limit_min", m.time_step_limit_min, limits::kSsmTimeStepLimit);
+    ok &= ctx.check_range("ssm.time_step_limit_max", m.time_step_limit_max, limits::kSsmTimeStepLimit);
+  } else {
+    ok &= ctx.check_range("ssm.time_step_rank", m.time_step_rank, limits::kSsmTimeStepRank);
+  }
   return ok;
 }
 
 void ssm_write_yaml(YAML::Emitter& e, const Architecture& a) {
   const SsmSpec& m = a.sections.get<SsmSpec>();
   e << YAML::Key << SsmSpec::kKey << YAML::Value << YAML::Flow << YAML::BeginMap;
+  if (m.mamba2()) e << YAML::Key << "version" << YAML::Value << static_cast<long long>(m.version);
   e << YAML::Key << "state_size" << YAML::Value << static_cast<long long>(m.state_size);
   e << YAML::Key << "conv_kernel" << YAML::Value << static_cast<long long>(m.conv_kernel);
-  e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
+  if (!m.mamba2()) e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
   e << YAML::Key << "conv_bias" << YAML::Value << m.conv_bias;
   e << YAML::Key << "proj_bias" << YAML::Value << m.proj_bias;
+  if (m.mamba2()) {
+    e << YAML::Key << "num_heads" << YAML::Value << static_cast<long long>(m.num_heads);
+    e << YAML::Key << "head_dim" << YAML::Value << static_cast<long long>(m.head_dim);
+    e << YAML::Key << "n_groups" << YAML::Value << static_cast<long long>(m.n_groups);
+    e << YAML::Key << "time_step_limit_min" << YAML::Value << m.time_step_limit_min;
+    e << YAML::Key << "time_step_limit_max" << YAML::Value << m.time_step_limit_max;
+  }
   e << YAML::EndMap;
 }
 
 Json ssm_to_json(const Architecture& a) {
   const SsmSpec& m = a.sections.get<SsmSpec>();
-  return Json{{"state_size", m.state_size},
-              {"conv_kernel", m.conv_kernel},
-              {"time_step_rank", m.time_step_rank},
-              {"conv_bias", m.conv_bias},
-              {"proj_bias", m.proj_bias}};
+  Json j{{"state_size", m.state_size},
+         {"conv_kernel", m.conv_kernel},
+         {"time_step_rank", m.time_step_rank},
+         {"conv_bias", m.conv_bias},
+         {"proj_bias", m.proj_bias}};
+  if (m.mamba2()) {
+    j["version"] = m.version;
+    j["num_heads"] = m.num_heads;
+    j["head_dim"] = m.head_dim;
+    j["n_groups"] = m.n_groups;
+    j["time_step_limit_min"] = m.time_step_limit_min;
+    j["time_step_limit_max"] = m.time_step_limit_max;
+  }
+  return j;
 }
 
 void ssm_from_json(const JsonIn& in, Architecture& a) {
@@ -66,11 +102,22 @@ void ssm_from_json(const JsonIn& in, Architecture& a) {
   m.time_step_rank = in.at("time_step_rank").i64();
   m.conv_bias = in.at("conv_bias").boolean();
   m.proj_bias = in.at("proj_bias").boolean();
+  if (in.has("version")) {
+    m.version = in.at("version").i64();
+    m.num_heads = in.at("num_heads").i64();
+    m.head_dim = in.at("head_dim").i64();
+    m.n_groups = in.at("n_groups").i64();
+    m.time_step_limit_min = in.at("time_step_limit_min").f64();
+    m.time_step_limit_max = in.at("time_step_limit_max").f64();
+  }
 }
 
 std::vector<std::string> ssm_structure(const Architecture& a) {
   const SsmSpec& m = a.sections.get<SsmSpec>();
-  return {fmt::format("ssm.conv_bias={}", m.conv_bias), fmt::format("ssm.proj_bias={}", m.proj_bias)};
+  std::vector<std::string> out = {fmt::format("ssm.conv_bias={}", m.conv_bias),
+                                  fmt::format("ssm.proj_bias={}", m.proj_bias)};
+  if (m.mamba2()) out.push_back(fmt::format("ssm.version={}", m.version));
+  return out;
 }
 
 // --- the family's rules -------------------------------------------------------------
@@ -89,10 +136,30 @@ void mamba_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.embedding.multiplier) err("embedding.multiplier", "does not apply to model_family mamba");
   if (a.norm.residual_multiplier) err("norm.residual_multiplier", "does not apply to model_family mamba");
   if (a.head.bias) err("head.bias", "does not apply to model_family mamba");
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  if (!m.mamba2()) {
+    for (const char* f :
+         {"ssm.num_heads", "ssm.head_dim", "ssm.n_groups", "ssm.time_step_limit_min", "ssm.time_step_limit_max"})
+      if (w.has(f)) err(f, "applies to Mamba-2 layers only (ssm.version: 2)");
+    return;
+  }
+  if (w.has("ssm.time_step_rank")) err("ssm.time_step_rank", "does not apply to Mamba-2 layers (one dt a head)");
+  if (m.num_heads * m.head_dim != a.intermediate_size)
+    err("ssm.num_heads", fmt::format("num_heads x head_dim ({} x {}) must be intermediate_size ({})", m.num_heads,
+                                     m.head_dim, a.intermediate_size));
+  if (m.num_heads % m.n_groups != 0)
+    err("ssm.n_groups", fmt::format("n_groups ({}) must divide num_heads ({})", m.n_groups, m.num_heads));
+  if (m.time_step_limit_max > 0 && m.time_step_limit_min > m.time_step_limit_max)
+    err("ssm.time_step_limit_min", fmt::format("above time_step_limit_max ({})", m.time_step_limit_max));
 }
 
 std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workload&, const Layout& l) {
   std::vector<std::string> out;
+  if (a.sections.get<SsmSpec>().mamba2() && l.tp > 1)
+    out.push_back(
+        fmt::format("tp ({}): Mamba-2's gated RMSNorm normalises over every head (HF's MambaRMSNormGated), "
+                    "which a head split would cut; the cross-rank norm is not built, so Mamba-2 runs in tp1",
+                    l.tp));
   if (a.intermediate_size % l.tp != 0)
     out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({}), the mixer channels it splits", l.tp,
                               a.intermediate_size));
@@ -104,6 +171,14 @@ std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workl
 // Parameters of one mixer layer on one TP rank (its I / tp channels).
 int64_t mamba_layer_parameters(const Architecture& a, int64_t tp) {
   const SsmSpec& ssm = a.sections.get<SsmSpec>();
+  if (ssm.mamba2()) {  // tp1: in_proj, conv, dt_bias, A, D, the gated norm, out_proj, the layer norm
+    const int64_t h = a.hidden_size, i = a.intermediate_size, cd = ssm.conv_dim(i), heads = ssm.num_heads;
+    const int64_t in = i + cd + heads;
+    int64_t p = in * h + cd * ssm.conv_kernel + 3 * heads + i + h * i + h;
+    if (ssm.conv_bias) p += cd;
+    if (ssm.proj_bias) p += in + h;
+    return p;
+  }
   const int64_t h = a.hidden_size, i = a.intermediate_size / tp, n = ssm.state_size, r = ssm.time_step_rank;
   int64_t p = 2 * i * h + i * ssm.conv_kernel + (r + 2 * n) * i + i * r + i + i * n + i + h * i + h;
   if (ssm.conv_bias) p += i;
@@ -132,10 +207,14 @@ MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, c
     m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
     // The recurrent state replaces the KV cache: the conv window and the scan state of
     // every channel, fp32 in the fp32 run; it does not grow with the context.
-    m.kv_cache_bytes = count * batch * il * ((ssm.conv_kernel - 1) + n) * 4;
+    // Mamba-2's conv window spans x, B and C (conv_dim channels).
+    const int64_t conv_channels = ssm.mamba2() ? ssm.conv_dim(il) : il;
+    m.kv_cache_bytes = count * batch * ((ssm.conv_kernel - 1) * conv_channels + il * n) * 4;
     // Per token (fp32): the stream and its norm, x and gate, the conv output, dt, the
-    // scan output, the x_proj output.
-    const int64_t per_token = 3 * h + 6 * il + ssm.time_step_rank + 2 * n;
+    // scan output, the x_proj output; Mamba-2: in_proj's output, the conv's, the scan's,
+    // the gated pair and its norm.
+    const int64_t per_token = ssm.mamba2() ? 3 * h + 2 * (il + conv_channels + ssm.num_heads) + 4 * il
+                                           : 3 * h + 6 * il + ssm.time_step_rank + 2 * n;
     m.activation_bytes = batch * w.seq_len * per_token * 4 + batch * vocab_local * 4;
     if (m.total() > best.total()) best = m;
   }
@@ -147,7 +226,7 @@ MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, c
 void register_mamba_family(FamilyRegistry& r) {
   FamilyRules f;
   f.name = "mamba";
-  f.summary = "Mamba-1 selective state-space layers (conv + selective scan), no attention";
+  f.summary = "Mamba-1 or Mamba-2 state-space layers (conv + selective or SSD scan), no attention";
   f.fields = {{"intermediate_size", true}};
   f.sections = {
       {SsmSpec::kKey, true, ssm_read, ssm_check_limits, ssm_write_yaml, ssm_to_json, ssm_from_json, ssm_structure}};

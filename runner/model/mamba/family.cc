@@ -1,7 +1,8 @@
 // The Mamba family, runner side (runner/model/family.h): builds a Mamba (mamba.h). The
 // spec side is core/spec/families/mamba.cc.
-#include "core/error.h"
 #include "runner/model/family.h"
+#include "core/error.h"
+#include "core/spec/families/mamba.h"
 #include "runner/model/mamba/mamba.h"
 
 #include <fmt/format.h>
@@ -40,10 +41,12 @@ std::unique_ptr<Weights> mamba_placeholders(const spec::Architecture& a, const P
   return std::make_unique<MambaWeights>(MambaWeights::placeholders(a, p, dtype));
 }
 
-// The family's names are HF MambaForCausalLM's own (weights.h).
+// The family's names are HF MambaForCausalLM's and Mamba2ForCausalLM's own (weights.h).
 TensorMap mamba_checkpoint_names(const spec::Architecture& a) {
-  if (a.model_type != "mamba")
-    fail(ErrorKind::kUnsupported, "the mamba family reads checkpoints of model_type mamba, not '{}'", a.model_type);
+  const bool v2 = a.sections.get<spec::SsmSpec>().mamba2();
+  if (a.model_type != (v2 ? "mamba2" : "mamba"))
+    fail(ErrorKind::kUnsupported, "the mamba family reads checkpoints of model_type {} ({}), not '{}'",
+         v2 ? "mamba2" : "mamba", v2 ? "ssm.version 2" : "Mamba-1 layers", a.model_type);
   return TensorMap{a.model_type, {""}, [](const std::string& canonical, const spec::Architecture&) {
                      return TensorRef{canonical};
                    }};

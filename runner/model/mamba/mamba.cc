@@ -42,8 +42,11 @@ void Mamba::reset() {
     return;
   }
   const int64_t b = pl_.batch_size(w_), il = a_.intermediate_size / pl_.tp;
+  // Mamba-2's conv window spans x, B and C; its scan state, [b, heads, head_dim, N], has
+  // as many elements as [b, I, N].
+  const int64_t conv_channels = ssm_.mamba2() ? ssm_.conv_dim(il) : il;
   for (size_t i = 0; i < weights_.layers.size(); ++i) {
-    conv_state_.push_back(rt_.zeros(dtype_, {b, ssm_.conv_kernel - 1, il}));
+    conv_state_.push_back(rt_.zeros(dtype_, {b, ssm_.conv_kernel - 1, conv_channels}));
     ssm_state_.push_back(rt_.zeros(DType::kF32, {b, il, ssm_.state_size}));
   }
 }
@@ -90,6 +93,40 @@ Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, 
   return out;
 }
 
+Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                     int64_t q_len) {
+  const int64_t rows = x.size(0), i = a_.intermediate_size, n = ssm_.state_size, heads = ssm_.num_heads;
+  const int64_t p = ssm_.head_dim, gn = ssm_.n_groups * n, cd = ssm_.conv_dim(i);
+  const Tensor proj = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");  // z, then x B C, then dt
+  // silu_and_mul's input: the gate z in the first half, the scan's output in the second.
+  const Tensor pair = rt_.empty(dtype_, {rows, 2 * i});
+  rt_.copy_rows(pair.slice(1, 0, i), proj.slice(1, 0, i));
+  const Tensor xbc = columns(rt_, dtype_, proj, i, cd);
+  const Tensor dt = columns(rt_, dtype_, proj, i + cd, heads);
+  Tensor conv = rt_.empty(dtype_, {rows, cd});
+  rt_.run("causal_conv1d", "mixer.conv1d",
+          call({conv.reshape({seqs, q_len, cd}), xbc.reshape({seqs, q_len, cd}), w.conv_w, w.conv_b,
+                conv_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
+               {1.0}));
+  const Tensor xs = columns(rt_, dtype_, conv, 0, i);
+  const Tensor b = columns(rt_, dtype_, conv, i, gn);
+  const Tensor c = columns(rt_, dtype_, conv, i + gn, gn);
+  Tensor y = rt_.empty(dtype_, {rows, i});
+  const Shape heads_shape = {seqs, q_len, heads, p}, groups_shape = {seqs, q_len, ssm_.n_groups, n};
+  rt_.run("ssd_scan", "mixer.ssd_scan",
+          call({y.reshape(heads_shape), xs.reshape(heads_shape), dt.reshape({seqs, q_len, heads}), w.a,
+                b.reshape(groups_shape), c.reshape(groups_shape), w.d, Tensor(), w.dt_bias,
+                ssm_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs).reshape({seqs, heads, p, n})},
+               {1.0, ssm_.time_step_limit_min, ssm_.time_step_limit_max}));
+  // HF's MambaRMSNormGated: rms_norm(y * silu(z)) over all I channels.
+  rt_.copy_rows(pair.slice(1, i, i), y);
+  Tensor gated = rt_.empty(dtype_, {rows, i});
+  rt_.run("silu_and_mul", "mixer.gate", call({gated, pair}));
+  Tensor normed = rt_.empty(dtype_, {rows, i});
+  rt_.run("rms_norm", "mixer.gate_norm", call({normed, gated, w.gate_norm_w}, {a_.norm.eps}));
+  return linear(normed, w.out_proj_w, w.out_proj_b, "mixer.out_proj");
+}
+
 Tensor Mamba::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {
   prepare(tokens, q_len, q_start);
   forward();
@@ -131,7 +168,8 @@ void Mamba::forward() {
       } else {
         rt_.run("fused_add_rms_norm", "mixer.norm", call({s.h, s.residual, w.norm_w}, {eps}));
       }
-      s.h = mixer(w, static_cast<int64_t>(l), s.h, mb.seq_begin, mb.seqs, q_len);
+      s.h = ssm_.mamba2() ? mixer2(w, static_cast<int64_t>(l), s.h, mb.seq_begin, mb.seqs, q_len)
+                          : mixer(w, static_cast<int64_t>(l), s.h, mb.seq_begin, mb.seqs, q_len);
       if (hook_) hook_(w.index, mb.seq_begin, lm::host_sum_f32(rt_, traced(s.h, q_len), traced(s.residual, q_len)));
       rt_.set_layer(-1);
     }

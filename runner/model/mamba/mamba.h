@@ -7,6 +7,11 @@
 //   dt, B, C = split(x_proj(x))                  row-parallel, all-reduced over TP
 //   y  = selective_scan(x, dt_proj(dt), A, B, C, D, z, dt_bias; ssm_state)
 //   out_proj(y)                                  row-parallel, all-reduced over TP
+// Mamba-2 layers (ssm.version 2, HF Mamba2Mixer; tp1) instead:
+//   z, xBC, dt = split(in_proj(x))                gate I, x B C conv_dim, one dt a head
+//   xBC = silu(causal_conv1d(xBC; conv_state))
+//   y  = ssd_scan(x, dt, A, B, C, D, dt_bias; ssm_state)   heads of head_dim, groups of B, C
+//   out_proj(rms_norm(silu(z) * y))              HF's MambaRMSNormGated, over all I
 // The residual stream is vLLM's (fused add + RMSNorm). Each rank keeps, per local
 // layer, conv_state [batch, W - 1, I_l] in the activation dtype and ssm_state
 // [batch, I_l, N] in fp32; a step continues every sequence from where the previous one
@@ -50,6 +55,9 @@ class Mamba final : public Model {
   using MicroBatch = lm::MicroBatch;  // ids and logits; no positions (the states carry them)
   Tensor mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                int64_t q_len);
+  // Mamba-2's (tp1).
+  Tensor mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                int64_t q_len);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role);
   Tensor traced(const Tensor& t, int64_t q_len) const;
 

@@ -1,5 +1,6 @@
 #include "runner/model/mamba/weights.h"
 
+#include "core/error.h"
 #include "core/spec/families/mamba.h"
 #include "runner/model/weight_plan.h"
 
@@ -32,8 +33,34 @@ struct Gen {
     return plan_vector(n, inter(), i0(), il(), lo, hi);
   }
 
+  // Mamba-2's layer, whole (its layouts are tp1: core/spec/families/mamba.cc).
+  MambaLayerWeights layer2(int64_t l) const {
+    const spec::SsmSpec& s = a.sections.get<spec::SsmSpec>();
+    if (pl.tp != 1) fail(ErrorKind::kInternal, "Mamba-2 layers are made for tp1, not tp {}", pl.tp);
+    const int64_t h = a.hidden_size, i = inter(), cd = s.conv_dim(i), heads = s.num_heads, rows = i + cd + heads;
+    MambaLayerWeights w;
+    w.index = l;
+    w.norm_w = make(plan_vector(name(l, "norm.weight"), h, 0, h, 0.8f, 1.2f));
+    const float bh = linear_bound(h);
+    w.in_proj_w = make(plan_block(name(l, "mixer.in_proj.weight"), rows, h, 0, rows, 0, h, -bh, bh));
+    if (s.proj_bias) w.in_proj_b = make(plan_vector(name(l, "mixer.in_proj.bias"), rows, 0, rows, -0.1f, 0.1f));
+    const float bw = linear_bound(s.conv_kernel);
+    w.conv_w = make(plan_block(name(l, "mixer.conv1d.weight"), cd, s.conv_kernel, 0, cd, 0, s.conv_kernel, -bw, bw));
+    if (s.conv_bias) w.conv_b = make(plan_vector(name(l, "mixer.conv1d.bias"), cd, 0, cd, -0.1f, 0.1f));
+    w.dt_bias = make.fp32(plan_vector(name(l, "mixer.dt_bias"), heads, 0, heads, -4.6f, -2.3f));
+    const float log_h = std::log(static_cast<float>(std::max<int64_t>(heads, 2)));
+    w.a = make.fp32(plan_vector(name(l, "mixer.A_log"), heads, 0, heads, 0.0f, log_h), neg_exp);
+    w.d = make.fp32(plan_vector(name(l, "mixer.D"), heads, 0, heads, 0.5f, 1.5f));
+    w.gate_norm_w = make(plan_vector(name(l, "mixer.norm.weight"), i, 0, i, 0.8f, 1.2f));
+    const float bi = linear_bound(i);
+    w.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, 0, i, -bi, bi));
+    if (s.proj_bias) w.out_proj_b = make(plan_vector(name(l, "mixer.out_proj.bias"), h, 0, h, -0.1f, 0.1f));
+    return w;
+  }
+
   MambaLayerWeights layer(int64_t l) const {
     const spec::SsmSpec& s = a.sections.get<spec::SsmSpec>();
+    if (s.mamba2()) return layer2(l);
     const int64_t h = a.hidden_size, i = inter(), n = s.state_size, r = s.time_step_rank;
     MambaLayerWeights w;
     w.index = l;
@@ -88,11 +115,20 @@ std::vector<std::tuple<std::string, T*, bool>> slots(M& m) {
   if (!(m.lm_head.defined() && m.lm_head.data() == m.embed.data())) out.emplace_back("lm_head", &m.lm_head, false);
   for (auto& l : m.layers) {
     const std::string p = fmt::format("layers.{}.", l.index);
-    for (auto [name, t, f] : std::initializer_list<std::tuple<const char*, T*, bool>>{
-             {"norm_w", &l.norm_w, false},       {"in_proj_w", &l.in_proj_w, false}, {"in_proj_b", &l.in_proj_b, false},
-             {"conv_w", &l.conv_w, false},       {"conv_b", &l.conv_b, false},       {"x_proj_w", &l.x_proj_w, false},
-             {"dt_proj_w", &l.dt_proj_w, false}, {"dt_bias", &l.dt_bias, true},      {"a", &l.a, true},
-             {"d", &l.d, true},                  {"out_proj_w", &l.out_proj_w, false}, {"out_proj_b", &l.out_proj_b, false}})
+    for (auto [name, t, f] :
+         std::initializer_list<std::tuple<const char*, T*, bool>>{{"norm_w", &l.norm_w, false},
+                                                                  {"in_proj_w", &l.in_proj_w, false},
+                                                                  {"in_proj_b", &l.in_proj_b, false},
+                                                                  {"conv_w", &l.conv_w, false},
+                                                                  {"conv_b", &l.conv_b, false},
+                                                                  {"x_proj_w", &l.x_proj_w, false},
+                                                                  {"dt_proj_w", &l.dt_proj_w, false},
+                                                                  {"dt_bias", &l.dt_bias, true},
+                                                                  {"a", &l.a, true},
+                                                                  {"d", &l.d, true},
+                                                                  {"out_proj_w", &l.out_proj_w, false},
+                                                                  {"out_proj_b", &l.out_proj_b, false},
+                                                                  {"gate_norm_w", &l.gate_norm_w, false}})
       out.emplace_back(p + name, t, f);
   }
   return out;

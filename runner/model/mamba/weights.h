@@ -8,11 +8,14 @@
 // A = -exp(A_log), D and dt_proj's bias stay fp32 in every run (vLLM keeps them so);
 // everything else is in the activation dtype.
 //
+// Mamba-2 layers (tp1): in_proj, conv1d, dt_bias, A_log, D, norm (the gated RMSNorm)
+// and out_proj of HF Mamba2Mixer, whole.
+//
 // Random values (docs/runner.md): linear weights U(-a, a) with a = sqrt(3 / fan_in),
 // the conv's fan-in its width; embeddings U(-sqrt(3), sqrt(3)); norm weights U(0.8, 1.2);
 // biases U(-0.1, 0.1); dt_proj's bias U(-4.6, -2.3) (softplus of it: dt in about
 // [0.01, 0.1], HF's dt_min..dt_max); A_log U(0, ln(max(N, 2))) (A in [-N, -1], the range
-// of HF's init); D U(0.5, 1.5).
+// of HF's init; Mamba-2: A_log U(0, ln(max(heads, 2)))); D U(0.5, 1.5).
 #pragma once
 
 #include "core/spec/architecture.h"
@@ -37,6 +40,10 @@ struct MambaLayerWeights {
   Tensor dt_proj_w;             // [I_l, R]
   Tensor dt_bias, a, d;         // fp32: [I_l], [I_l, N], [I_l]
   Tensor out_proj_w, out_proj_b;  // [H, I_l], [H] (full) or undefined
+  // Mamba-2 (ssm.version 2, tp1) instead: in_proj [I + conv_dim + heads, H] (gate z, then
+  // x, B and C, then dt); conv over conv_dim; dt_bias, a (= -exp(A_log)) and d fp32
+  // [heads]; no x_proj or dt_proj; gate_norm_w [I], the gated RMSNorm's weight.
+  Tensor gate_norm_w;
 };
 
 struct MambaWeights final : Weights {
