@@ -1,12 +1,17 @@
-// fk import-hf for model_type mamba (MambaConfig): the HF keys become the mamba
-// family's spec (intermediate_size from expand, time_step_rank "auto"), the keys of the
-// original mamba_ssm configs are accepted when they agree, and what the family cannot
-// run is an error naming the key.
+// fk import-hf for model_type mamba (MambaConfig) and mamba2 (Mamba2Config): the HF keys
+// become the mamba family's spec (intermediate_size from expand, time_step_rank "auto";
+// Mamba-2's heads, groups and time-step limit, python's Infinity in the file), the keys
+// of the original mamba_ssm configs are accepted when they agree, and what the family
+// cannot run is an error naming the key.
 #include "core/error.h"
 #include "core/spec/families/mamba.h"
 #include "core/spec/hf_config.h"
+#include "core/spec/spec_file.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace fk::testing {
 namespace {
@@ -95,6 +100,98 @@ TEST(HfImportMamba, WhatTheFamilyCannotRunIsAnErrorOnItsKey) {
   c = mamba_2_8b();
   c["num_attention_heads"] = 8;  // not a MambaConfig key
   EXPECT_NE(import_error(c).find("num_attention_heads"), std::string::npos) << import_error(c);
+}
+
+// mistralai/Mamba-Codestral-7B-v0.1's config.json as shared/reference/architectures.yaml
+// records it, written the way python's json writes it (the bare word Infinity).
+const char* kCodestral = R"({
+  "architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "_name_or_path": "mistralai/Mamba-Codestral-7B-v0.1",
+  "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64, "state_size": 128,
+  "n_groups": 8, "conv_kernel": 4, "expand": 2, "chunk_size": 256, "time_step_rank": 256,
+  "time_step_limit": [0.0, Infinity], "time_step_min": 0.001, "time_step_max": 0.1, "time_step_floor": 0.0001,
+  "vocab_size": 32768, "hidden_act": "silu", "rms_norm": true, "layer_norm_epsilon": 1e-05,
+  "norm_before_gate": true, "use_bias": false, "use_conv_bias": true, "residual_in_fp32": true,
+  "tie_word_embeddings": false, "bos_token_id": 0, "eos_token_id": 0, "pad_token_id": 0,
+  "torch_dtype": "bfloat16", "transformers_version": "4.44.0.dev0"})";
+
+// kCodestral with `from` replaced by `to`.
+std::string codestral_with(const std::string& from, const std::string& to) {
+  std::string t = kCodestral;
+  t.replace(t.find(from), from.size(), to);
+  return t;
+}
+
+std::string write_config(const std::string& text) {
+  const std::string dir = ::testing::TempDir() + "/mamba2-import";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << text;
+  return dir + "/config.json";
+}
+
+TEST(HfImportMamba2, PublishedConfigFileGivesTheShippedSpec) {
+  const spec::HfImport imp = spec::hf_config_import_file(write_config(kCodestral), {});
+  const spec::Architecture& a = imp.arch;
+  const spec::SsmSpec& m = a.sections.get<spec::SsmSpec>();
+  EXPECT_EQ(a.model_family, "mamba");
+  EXPECT_EQ(a.family, "mamba2");
+  EXPECT_TRUE(m.mamba2());
+  EXPECT_EQ(a.hidden_size, 4096);
+  EXPECT_EQ(a.intermediate_size, 8192);
+  EXPECT_EQ(a.vocab_size, 32768);
+  EXPECT_EQ(m.num_heads, 128);
+  EXPECT_EQ(m.head_dim, 64);
+  EXPECT_EQ(m.n_groups, 8);
+  EXPECT_EQ(m.state_size, 128);
+  EXPECT_EQ(m.conv_kernel, 4);
+  EXPECT_TRUE(m.conv_bias);
+  EXPECT_FALSE(m.proj_bias);
+  EXPECT_EQ(m.time_step_limit_max, 0.0) << "[0, Infinity]: no clamp";
+  EXPECT_FALSE(a.embedding.tied);
+  // The shipped spec is this import.
+  spec::Diagnostics d;
+  const auto doc =
+      spec::architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-codestral-7b.yaml", d);
+  ASSERT_TRUE(doc.has_value()) << d.to_string();
+  EXPECT_EQ(doc->full.sections, a.sections);
+  EXPECT_EQ(doc->full.hidden_size, a.hidden_size);
+  EXPECT_EQ(doc->full.intermediate_size, a.intermediate_size);
+  EXPECT_EQ(doc->full.vocab_size, a.vocab_size);
+  EXPECT_EQ(doc->full.num_hidden_layers, a.num_hidden_layers);
+  EXPECT_EQ(doc->full.embedding.tied, a.embedding.tied);
+}
+
+TEST(HfImportMamba2, FiniteTimeStepLimitIsTheClamp) {
+  const spec::HfImport imp =
+      spec::hf_config_import(Json::parse(codestral_with("[0.0, Infinity]", "[0.001, 0.5]")), "m/config.json");
+  EXPECT_DOUBLE_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_limit_min, 0.001);
+  EXPECT_DOUBLE_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_limit_max, 0.5);
+}
+
+TEST(HfImportMamba2, WhatTheFamilyCannotRunIsAnErrorOnItsKey) {
+  const auto with = codestral_with;
+  const auto file_error = [&](const std::string& text) -> std::string {
+    try {
+      spec::hf_config_import_file(write_config(text), {});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(file_error(with("\"head_dim\": 64", "\"head_dim\": 32")).find("num_heads: num_heads x head_dim (128 x 32)"),
+            std::string::npos)
+      << file_error(with("\"head_dim\": 64", "\"head_dim\": 32"));
+  const std::string limit = file_error(with("[0.0, Infinity]", "[0.0, -Infinity]"));
+  EXPECT_NE(limit.find("time_step_limit: found [0.0,\"-Infinity\"]"), std::string::npos) << limit;
+  const std::string three = file_error(with("[0.0, Infinity]", "[0.0, 0.1, 0.2]"));
+  EXPECT_NE(three.find("time_step_limit"), std::string::npos) << three;
+  // An Infinity where a number is needed names the key.
+  const std::string eps = file_error(with("\"layer_norm_epsilon\": 1e-05", "\"layer_norm_epsilon\": NaN"));
+  EXPECT_NE(eps.find("layer_norm_epsilon"), std::string::npos) << eps;
+  EXPECT_NE(eps.find("NaN"), std::string::npos) << eps;
+  // Inside a string, the words stay as they are.
+  const spec::HfImport imp = spec::hf_config_import_file(
+      write_config(with("\"mistralai/Mamba-Codestral-7B-v0.1\"", "\"org/Infinity-NaN\"")), {});
+  EXPECT_EQ(imp.arch.hf_id, "org/Infinity-NaN");
 }
 
 }  // namespace
