@@ -71,7 +71,6 @@ const char* unsupported_reason(const std::string& model_type) {
       {{"jamba", "zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
        "hybrid stacks (attention and state-space or convolution blocks in one model) are not supported"},
       {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},
-      {{"mamba2"}, "Mamba-2's chunked SSD scan is not supported (mamba is)"},
       {{"bloom", "mpt"}, "ALiBi positions are not supported"},
       {{"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "whisper", "m2m_100", "nllb_moe"},
        "encoder-decoder models (cross-attention) are not supported"},
