@@ -24,6 +24,17 @@ inline T store(float v) {
   }
 }
 
+// A value computed in A (float in a baseline, double in an fp64 reference) stored as T
+// with one rounding; a double reference keeps its double exactly.
+template <typename T, typename A>
+inline T put(A v) {
+  if constexpr (std::is_same_v<T, double>) {
+    return static_cast<double>(v);
+  } else {
+    return store<T>(static_cast<float>(v));
+  }
+}
+
 template <typename F>
 void dispatch_float(DType dtype, F&& f) {
   switch (dtype) {

@@ -24,16 +24,6 @@ F activate(int kind, F v) {
   return kind == 1 ? v / (F(1) + std::exp(-v)) : v;
 }
 
-// One rounding to T (none for the fp64 reference).
-template <typename T, typename A>
-T put(A v) {
-  if constexpr (std::is_same_v<T, double>) {
-    return static_cast<double>(v);
-  } else {
-    return cpu::store<T>(static_cast<float>(v));
-  }
-}
-
 // Any element type T, accumulating in A (float in the baseline, double in the reference).
 template <typename T, typename A>
 void conv(const OpCall& c) {
@@ -56,7 +46,7 @@ void conv(const OpCall& c) {
       for (int64_t j = 0; j < ch; ++j) {
         A acc = bias != nullptr ? static_cast<A>(cpu::load(bias[j])) : A(0);
         for (int64_t k = 0; k < w; ++k) acc += static_cast<A>(cpu::load(wt[j * w + k])) * static_cast<A>(cpu::load(row(t + k)[j]));
-        o[j] = put<T>(activate<A>(kind, acc));
+        o[j] = cpu::put<T>(activate<A>(kind, acc));
       }
     }
     // The new state: the window's last `keep` rows (copied first: they may be state rows).

@@ -42,15 +42,6 @@ F softplus(F x) {
   return x > F(20) ? x : std::log1p(std::exp(x));
 }
 
-template <typename T, typename A>
-T put(A v) {
-  if constexpr (std::is_same_v<T, double>) {
-    return static_cast<double>(v);
-  } else {
-    return cpu::store<T>(static_cast<float>(v));
-  }
-}
-
 // T: the activation element type; S: the fp32 (or, in the reference, fp64) tensors'
 // type; A: the arithmetic type. Blocks of channels of one sequence keep their states in
 // a local buffer while they walk the tokens.
@@ -99,7 +90,7 @@ void scan(const OpCall& c, const ScanArgs& i, const ScanLayout& l) {
           const A g = static_cast<A>(cpu::load(z[row * ch + j]));
           y *= g / (A(1) + std::exp(-g));
         }
-        out[row * ch + j] = put<T>(y);
+        out[row * ch + j] = cpu::put<T>(y);
       }
     }
     for (int64_t j = c0; j < c1; ++j)
