@@ -97,11 +97,17 @@ void fill_mamba2(ConfigReader& r, Architecture& a) {
     r.fail("num_heads", fmt::format("num_heads x head_dim ({} x {}) is not the mixer's width, expand x hidden_size "
                                     "({})",
                                     ssm.num_heads, ssm.head_dim, a.intermediate_size));
-  // time_step_limit: [min, max], Mamba2Config's default (0.0, inf), written by python's
-  // json as [0.0, Infinity] (read as the string "Infinity", hf_config.cc): no clamp.
+  // time_step_limit: [min, max], Mamba2Config's default (0.0, inf): no clamp. Python's
+  // json writes inf as the bare word Infinity (read as the string "Infinity",
+  // hf_config.cc); transformers 5 writes {"__float__": "Infinity"}.
   if (const Json* lim = r.get("time_step_limit"); lim != nullptr && !lim->is_null()) {
+    const auto infinite = [](const Json& v) {
+      const Json* word = &v;
+      if (v.is_object() && v.size() == 1 && v.contains("__float__")) word = &v.at("__float__");
+      return word->is_string() && word->get<std::string>() == "Infinity";
+    };
     const auto bound = [&](const Json& v, bool upper) -> double {
-      if (upper && v.is_string() && v.get<std::string>() == "Infinity") return 0.0;
+      if (upper && infinite(v)) return 0.0;
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > limits::kSsmTimeStepLimit.max)
         r.fail_value("time_step_limit", *lim, "[min, max] with 0 <= min <= max, max a number or Infinity");
       return v.get<double>();

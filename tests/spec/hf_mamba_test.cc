@@ -160,6 +160,14 @@ TEST(HfImportMamba2, PublishedConfigFileGivesTheShippedSpec) {
   EXPECT_EQ(doc->full.embedding.tied, a.embedding.tied);
 }
 
+// transformers 5's save_pretrained writes inf as {"__float__": "Infinity"}.
+TEST(HfImportMamba2, Transformers5sInfinityIsNoClamp) {
+  const spec::HfImport imp = spec::hf_config_import_file(
+      write_config(codestral_with("[0.0, Infinity]", R"([0.0, {"__float__": "Infinity"}])")), {});
+  EXPECT_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_limit_max, 0.0);
+  EXPECT_EQ(imp.arch.sections.get<spec::SsmSpec>().time_step_limit_min, 0.0);
+}
+
 TEST(HfImportMamba2, FiniteTimeStepLimitIsTheClamp) {
   const spec::HfImport imp =
       spec::hf_config_import(Json::parse(codestral_with("[0.0, Infinity]", "[0.001, 0.5]")), "m/config.json");
