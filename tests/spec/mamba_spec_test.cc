@@ -1,7 +1,9 @@
 // The Mamba family's spec side: the shipped spec loads and round-trips; a field of
 // another family, a missing ssm section and bad ssm values are errors at their line;
 // layouts that cannot split the mixer are named; the memory estimate holds a
-// recurrent state that does not grow with the context.
+// recurrent state that does not grow with the context. Mamba-2 (ssm.version 2): the
+// shipped Codestral spec round-trips and is counted as published; its fields are
+// checked against each other and against version 1; tp > 1 is named.
 #include "core/spec/architecture_write.h"
 #include "core/spec/families/mamba.h"
 #include "core/spec/family.h"
@@ -115,6 +117,64 @@ TEST(MambaSpec, TheRecurrentStateDoesNotGrowWithTheContext) {
   EXPECT_NEAR(static_cast<double>(short_ctx.parameters), 2.77e9, 0.03e9);
   const MemoryEstimate tp2 = memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda);
   EXPECT_NEAR(static_cast<double>(tp2.parameters) / static_cast<double>(long_ctx.parameters), 0.5, 0.01);
+}
+
+std::string codestral_text() {
+  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-codestral-7b.yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Mamba2Spec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
+  Diagnostics d;
+  const auto doc = spec_load_string(codestral_text(), "c.yaml", d);
+  ASSERT_TRUE(doc.has_value()) << d.to_string();
+  const Architecture& a = std::get<ArchitectureDoc>(*doc).full;
+  const SsmSpec& m = a.sections.get<SsmSpec>();
+  EXPECT_TRUE(m.mamba2());
+  EXPECT_EQ(m.conv_dim(a.intermediate_size), 8192 + 2 * 8 * 128);
+  const std::string written = architecture_to_yaml(a);
+  EXPECT_EQ(written.find("time_step_rank"), std::string::npos) << written;
+  Diagnostics d2;
+  const auto back = spec_load_string(written, "w.yaml", d2);
+  ASSERT_TRUE(back.has_value()) << d2.to_string() << written;
+  EXPECT_EQ(std::get<ArchitectureDoc>(*back).full, a);
+  Workload w;
+  w.name = "w";
+  w.batch = 4;
+  w.seq_len = 1024;
+  const MemoryEstimate e = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
+  // Codestral is a 7.3B model: per layer in_proj (8192 + 10240 + 128) x 4096, out_proj
+  // 4096 x 8192, the conv, the norms; the embedding and the untied head.
+  EXPECT_NEAR(static_cast<double>(e.parameters), 7.29e9, 0.03e9);
+  // 64 layers x 4 sequences x (3 conv rows x 10240 + 8192 x 128 states) x 4 bytes.
+  EXPECT_EQ(e.kv_cache_bytes, 64LL * 4 * (3 * 10240 + 8192 * 128) * 4);
+  const auto misfits = layout_misfits(a, w, {2, 1, 1});
+  ASSERT_EQ(misfits.size(), 1u);
+  EXPECT_NE(misfits[0].find("gated RMSNorm"), std::string::npos) << misfits[0];
+  EXPECT_TRUE(layout_misfits(a, w, {1, 2, 1}).empty());
+}
+
+TEST(Mamba2Spec, FieldsThatDisagreeAreErrorsAtTheirLine) {
+  const std::string base = codestral_text();
+  std::string e = load_errors(replaced(base, "head_dim: 64", "head_dim: 32"));
+  EXPECT_NE(e.find("ssm.num_heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("num_heads x head_dim (128 x 32) must be intermediate_size (8192)"), std::string::npos) << e;
+  EXPECT_NE(e.find("m.yaml:"), std::string::npos) << e;
+  e = load_errors(replaced(base, "n_groups: 8}", "n_groups: 3}"));
+  EXPECT_NE(e.find("n_groups (3) must divide num_heads (128)"), std::string::npos) << e;
+  e = load_errors(replaced(base, "n_groups: 8}", "n_groups: 8, time_step_rank: 256}"));
+  EXPECT_NE(e.find("does not apply to Mamba-2 layers"), std::string::npos) << e;
+  e = load_errors(replaced(base, "n_groups: 8}", "n_groups: 8, time_step_limit_min: 0.2, time_step_limit_max: 0.1}"));
+  EXPECT_NE(e.find("ssm.time_step_limit_min"), std::string::npos) << e;
+  e = load_errors(replaced(base, "num_heads: 128, ", ""));
+  EXPECT_NE(e.find("num_heads"), std::string::npos) << e;
+  // Mamba-1 refuses Mamba-2's fields.
+  e = load_errors(replaced(shipped_text(), "proj_bias: false}", "proj_bias: false, n_groups: 2}"));
+  EXPECT_NE(e.find("applies to Mamba-2 layers only"), std::string::npos) << e;
+  e = load_errors(replaced(base, "version: 2", "version: 3"));
+  EXPECT_NE(e.find("ssm.version"), std::string::npos) << e;
 }
 
 }  // namespace
