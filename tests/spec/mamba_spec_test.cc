@@ -19,12 +19,15 @@
 namespace fk::spec {
 namespace {
 
-std::string shipped_text() {
-  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml");
+// The text of specs/architectures/<name>.yaml.
+std::string spec_text(const std::string& name) {
+  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+std::string shipped_text() { return spec_text("mamba-2.8b"); }
 
 // The load's diagnostics ("" when it loaded).
 std::string load_errors(const std::string& text) {
@@ -74,10 +77,8 @@ TEST(MambaSpec, FieldsOfAnotherFamilyAndBadSsmValuesAreErrorsAtTheirLine) {
   e = load_errors(replaced(base, "norm: {kind: rmsnorm", "norm: {kind: layernorm"));
   EXPECT_NE(e.find("rmsnorm"), std::string::npos) << e;
   // The transformer family does not take an ssm section.
-  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/llama-3.1-8b.yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  e = load_errors(replaced(s.str(), "vocab_size: 128256\n", "vocab_size: 128256\nssm: {state_size: 16, time_step_rank: 8}\n"));
+  e = load_errors(replaced(spec_text("llama-3.1-8b"), "vocab_size: 128256\n",
+                           "vocab_size: 128256\nssm: {state_size: 16, time_step_rank: 8}\n"));
   EXPECT_NE(e.find("does not apply to model_family 'transformer'"), std::string::npos) << e;
 }
 
@@ -119,12 +120,7 @@ TEST(MambaSpec, TheRecurrentStateDoesNotGrowWithTheContext) {
   EXPECT_NEAR(static_cast<double>(tp2.parameters) / static_cast<double>(long_ctx.parameters), 0.5, 0.01);
 }
 
-std::string codestral_text() {
-  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-codestral-7b.yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string codestral_text() { return spec_text("mamba-codestral-7b"); }
 
 TEST(Mamba2Spec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
   Diagnostics d;
