@@ -40,21 +40,25 @@ struct Gen {
     const int64_t h = a.hidden_size, i = inter(), cd = s.conv_dim(i), heads = s.num_heads, rows = i + cd + heads;
     MambaLayerWeights w;
     w.index = l;
-    w.norm_w = make(plan_vector(name(l, "norm.weight"), h, 0, h, 0.8f, 1.2f));
-    const float bh = linear_bound(h);
-    w.in_proj_w = make(plan_block(name(l, "mixer.in_proj.weight"), rows, h, 0, rows, 0, h, -bh, bh));
-    if (s.proj_bias) w.in_proj_b = make(plan_vector(name(l, "mixer.in_proj.bias"), rows, 0, rows, -0.1f, 0.1f));
-    const float bw = linear_bound(s.conv_kernel);
-    w.conv_w = make(plan_block(name(l, "mixer.conv1d.weight"), cd, s.conv_kernel, 0, cd, 0, s.conv_kernel, -bw, bw));
-    if (s.conv_bias) w.conv_b = make(plan_vector(name(l, "mixer.conv1d.bias"), cd, 0, cd, -0.1f, 0.1f));
-    w.dt_bias = make.fp32(plan_vector(name(l, "mixer.dt_bias"), heads, 0, heads, -4.6f, -2.3f));
+    // Every tensor whole: the vector of n elements, the [r, c] matrix.
+    const auto vec = [&](const char* rest, int64_t n, float lo, float hi) {
+      return plan_vector(name(l, rest), n, 0, n, lo, hi);
+    };
+    const auto mat = [&](const char* rest, int64_t r, int64_t c, float bound) {
+      return plan_block(name(l, rest), r, c, 0, r, 0, c, -bound, bound);
+    };
+    w.norm_w = make(vec("norm.weight", h, 0.8f, 1.2f));
+    w.in_proj_w = make(mat("mixer.in_proj.weight", rows, h, linear_bound(h)));
+    if (s.proj_bias) w.in_proj_b = make(vec("mixer.in_proj.bias", rows, -0.1f, 0.1f));
+    w.conv_w = make(mat("mixer.conv1d.weight", cd, s.conv_kernel, linear_bound(s.conv_kernel)));
+    if (s.conv_bias) w.conv_b = make(vec("mixer.conv1d.bias", cd, -0.1f, 0.1f));
+    w.dt_bias = make.fp32(vec("mixer.dt_bias", heads, -4.6f, -2.3f));
     const float log_h = std::log(static_cast<float>(std::max<int64_t>(heads, 2)));
-    w.a = make.fp32(plan_vector(name(l, "mixer.A_log"), heads, 0, heads, 0.0f, log_h), neg_exp);
-    w.d = make.fp32(plan_vector(name(l, "mixer.D"), heads, 0, heads, 0.5f, 1.5f));
-    w.gate_norm_w = make(plan_vector(name(l, "mixer.norm.weight"), i, 0, i, 0.8f, 1.2f));
-    const float bi = linear_bound(i);
-    w.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, 0, i, -bi, bi));
-    if (s.proj_bias) w.out_proj_b = make(plan_vector(name(l, "mixer.out_proj.bias"), h, 0, h, -0.1f, 0.1f));
+    w.a = make.fp32(vec("mixer.A_log", heads, 0.0f, log_h), neg_exp);
+    w.d = make.fp32(vec("mixer.D", heads, 0.5f, 1.5f));
+    w.gate_norm_w = make(vec("mixer.norm.weight", i, 0.8f, 1.2f));
+    w.out_proj_w = make(mat("mixer.out_proj.weight", h, i, linear_bound(i)));
+    if (s.proj_bias) w.out_proj_b = make(vec("mixer.out_proj.bias", h, -0.1f, 0.1f));
     return w;
   }
 
