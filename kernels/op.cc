@@ -102,6 +102,8 @@ void register_builtin_ops() {
     register_causal_conv1d(r);
     register_selective_scan(r);
     register_ssd_scan(r);
+    register_grouped_topk(r);
+    register_mla(r);
   });
 }
 

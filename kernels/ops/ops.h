@@ -21,5 +21,8 @@ void register_elementwise(OpRegistry& reg);
 void register_causal_conv1d(OpRegistry& reg);
 void register_selective_scan(OpRegistry& reg);
 void register_ssd_scan(OpRegistry& reg);
+void register_grouped_topk(OpRegistry& reg);
+// mla_cache_write, head_linear and mla_attention (kernels/ops/mla.cc).
+void register_mla(OpRegistry& reg);
 
 }  // namespace fk::kernels

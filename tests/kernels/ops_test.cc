@@ -13,10 +13,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 namespace fk::kernels {
 namespace {
@@ -213,6 +214,25 @@ std::vector<Case> cases() {
        {"gate", 0},
        {"dt_bias", 1}},
       {1, 0.05, 0.5});
+  // DeepSeek routing: V3's (sigmoid, correction bias, 8 groups keep 4, scale 2.5), V2's
+  // (softmax, no bias, no renormalisation, scale 16), groups of three and of one.
+  add("grouped_topk", {{"tokens", 5}, {"experts", 256}, {"k", 8}, {"bias", 1}}, {8, 4, 1, 1, 2.5});
+  add("grouped_topk", {{"tokens", 33}, {"experts", 64}, {"k", 6}, {"bias", 0}}, {8, 3, 0, 0, 16});
+  add("grouped_topk", {{"tokens", 3}, {"experts", 12}, {"k", 3}, {"bias", 1}}, {4, 2, 1, 1, 1});
+  add("grouped_topk", {{"tokens", 2}, {"experts", 8}, {"k", 2}, {"bias", 1}}, {8, 4, 1, 1, 1});
+  // MLA: DeepSeek-V3's latent (512 + 64) at a prefill chunk and a decode step, odd sizes.
+  add("mla_cache_write", {{"batch", 2}, {"kv_lora_rank", 512}, {"rope_dim", 64}, {"cache_len", 40}}, {7, 3});
+  add("mla_cache_write", {{"batch", 3}, {"kv_lora_rank", 40}, {"rope_dim", 8}, {"cache_len", 30}}, {1, 20});
+  add("head_linear", {{"tokens", 7}, {"heads", 5}, {"in", 24}, {"out", 40}}, {0});
+  add("head_linear", {{"tokens", 7}, {"heads", 5}, {"in", 24}, {"out", 40}}, {1});
+  add("head_linear", {{"tokens", 2}, {"heads", 16}, {"in", 128}, {"out", 512}}, {1});
+  add("head_linear", {{"tokens", 33}, {"heads", 3}, {"in", 512}, {"out", 128}}, {0});
+  add("mla_attention", {{"batch", 2}, {"heads", 4}, {"kv_lora_rank", 64}, {"rope_dim", 16}, {"cache_len", 20}},
+      {0.125, 9, 0});
+  add("mla_attention", {{"batch", 3}, {"heads", 16}, {"kv_lora_rank", 512}, {"rope_dim", 64}, {"cache_len", 300}},
+      {0.0722, 1, 250});
+  add("mla_attention", {{"batch", 1}, {"heads", 3}, {"kv_lora_rank", 40}, {"rope_dim", 8}, {"cache_len", 16}},
+      {0.2, 5, 7});
   return c;
 }
 
@@ -453,6 +473,38 @@ TEST(OpsSsdScan, ClampedTimeStepIsTheClampsValue) {
   free.args[9] = clamped.args[9].contiguous_copy();
   const auto [out_c, state_c] = run(free);
   EXPECT_NE(std::memcmp(out_a.data(), out_c.data(), out_a.nbytes()), 0);
+}
+
+// DeepSeek-V3's routing by hand: 8 experts in 4 groups of 2, the best 2 groups compete
+// for 2 experts. Expert 0 scores highest alone, but its group's top-2 sum (0.95 + 0.05)
+// loses to groups 1 (0.6 + 0.6) and 2 (0.55 + 0.55); a correction bias on expert 5 then
+// moves group 2 first and picks expert 5, yet weighs it by its score, not the biased one.
+TEST(OpsGroupedTopk, GroupsCompeteByTheirTopTwoAndTheBiasSteersWithoutWeighing) {
+  Backend& backend = test_backend();
+  const auto logit = [](double p) { return static_cast<float>(std::log(p / (1 - p))); };
+  const std::vector<double> scores = {0.95, 0.05, 0.6, 0.6, 0.55, 0.55, 0.1, 0.1};
+  const auto route = [&](float bias5) {
+    OpCall c;
+    c.args = {Tensor::empty(DType::kF32, {1, 2}), Tensor::empty(DType::kI32, {1, 2}),
+              Tensor::empty(DType::kF32, {1, 8}), Tensor::zeros(DType::kF32, {8})};
+    for (int j = 0; j < 8; ++j) c.args[2].span<float>()[j] = logit(scores[j]);
+    c.args[3].span<float>()[5] = bias5;
+    c.params = {4, 2, 1, 1, 2.5};
+    EXPECT_EQ(OpRegistry::global().def("grouped_topk").check(c), "");
+    OpCall dev = backend.to_device(c);
+    backend.activate();
+    backend.baseline("grouped_topk")->run(dev);
+    return std::make_pair(backend.to_host(dev.args[0]), backend.to_host(dev.args[1]));
+  };
+  auto [w, ids] = route(0.0f);
+  EXPECT_EQ(ids.span<int32_t>()[0], 2);
+  EXPECT_EQ(ids.span<int32_t>()[1], 3) << "a tie goes to the lower id";
+  EXPECT_NEAR(w.span<float>()[0], 1.25, 1e-5) << "renormalised (0.5) times routed_scaling_factor 2.5";
+  std::tie(w, ids) = route(0.2f);
+  EXPECT_EQ(ids.span<int32_t>()[0], 5);
+  EXPECT_EQ(ids.span<int32_t>()[1], 2);
+  EXPECT_NEAR(w.span<float>()[0], 2.5 * 0.55 / 1.15, 1e-5) << "the score, not score + bias";
+  EXPECT_NEAR(w.span<float>()[1], 2.5 * 0.6 / 1.15, 1e-5);
 }
 
 }  // namespace

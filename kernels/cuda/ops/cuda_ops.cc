@@ -25,6 +25,8 @@ void register_cuda_ops() {
     register_cuda_causal_conv1d(reg);
     register_cuda_selective_scan(reg);
     register_cuda_ssd_scan(reg);
+    register_cuda_grouped_topk(reg);
+    register_cuda_mla(reg);
   });
 }
 
