@@ -99,5 +99,6 @@ std::string_view rope_scaling_name(RopeScalingType t) {
 }
 
 std::string_view head_kind_name(HeadKind k) { return k == HeadKind::kLm ? "lm" : "none"; }
+std::string_view moe_scoring_name(MoeScoring s) { return s == MoeScoring::kSigmoid ? "sigmoid" : "softmax"; }
 
 }  // namespace fk::spec

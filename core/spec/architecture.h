@@ -31,6 +31,7 @@ enum class PositionKind { kRope, kLearned, kNone };
 enum class RopeStyle { kNeox, kGptj };
 enum class RopeScalingType { kNone, kLinear, kLlama3, kYarn };
 enum class HeadKind { kLm, kNone };
+enum class MoeScoring { kSoftmax, kSigmoid };
 
 struct AttentionSpec {
   bool causal = true;
@@ -153,7 +154,21 @@ struct MoeSpec {
   // g * sigmoid(swiglu_alpha * g) with g = min(gate, l), l = swiglu_limit.
   std::optional<double> swiglu_limit = {};
   double swiglu_alpha = 1.702;
+  // DeepSeek's routing (the grouped_topk op): the router scores by softmax or by a
+  // sigmoid each (HF scoring_func); the experts fall into n_group groups of which the
+  // topk_group best compete (HF n_group, topk_group); with score_correction_bias a
+  // learned bias [E] steers the choice but not the weights (HF e_score_correction_bias,
+  // topk_method noaux_tc); the top-k weights are multiplied by routed_scaling_factor.
+  MoeScoring scoring = MoeScoring::kSoftmax;
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
+  bool score_correction_bias = false;
+  double routed_scaling_factor = 1.0;
   bool enabled() const { return num_experts > 0; }
+  // Whether the router is grouped_topk's rather than topk_softmax's.
+  bool grouped_routing() const {
+    return scoring != MoeScoring::kSoftmax || n_group > 1 || score_correction_bias || routed_scaling_factor != 1.0;
+  }
   bool operator==(const MoeSpec&) const = default;
 };
 
@@ -222,5 +237,6 @@ std::string_view rope_style_name(RopeStyle s);
 std::string rope_layers_text(const std::vector<bool>& layers);
 std::string_view rope_scaling_name(RopeScalingType t);
 std::string_view head_kind_name(HeadKind k);
+std::string_view moe_scoring_name(MoeScoring s);
 
 }  // namespace fk::spec

@@ -25,6 +25,8 @@ const std::vector<std::pair<std::string, Activation>> kActivations = {{"silu", A
                                                                       {"relu2", Activation::kRelu2}};
 const std::vector<std::pair<std::string, PositionKind>> kPositionKinds = {
     {"rope", PositionKind::kRope}, {"learned", PositionKind::kLearned}, {"none", PositionKind::kNone}};
+const std::vector<std::pair<std::string, MoeScoring>> kMoeScorings = {{"softmax", MoeScoring::kSoftmax},
+                                                                      {"sigmoid", MoeScoring::kSigmoid}};
 const std::vector<std::pair<std::string, RopeStyle>> kRopeStyles = {{"neox", RopeStyle::kNeox},
                                                                     {"gptj", RopeStyle::kGptj}};
 const std::vector<std::pair<std::string, RopeScalingType>> kRopeScalings = {{"none", RopeScalingType::kNone},
@@ -168,6 +170,11 @@ void read_moe(MapReader& r, MoeSpec& m) {
   r.boolean("expert_bias", m.expert_bias, Need::kOptional);
   r.optional_number("swiglu_limit", m.swiglu_limit, Need::kOptional, limits::kSwigluLimit);
   r.number("swiglu_alpha", m.swiglu_alpha, Need::kOptional, limits::kSwigluAlpha);
+  r.choice("scoring", m.scoring, Need::kOptional, kMoeScorings);
+  r.integer("n_group", m.n_group, Need::kOptional, limits::kExpertGroups);
+  r.integer("topk_group", m.topk_group, Need::kOptional, limits::kExpertGroups);
+  r.boolean("score_correction_bias", m.score_correction_bias, Need::kOptional);
+  r.number("routed_scaling_factor", m.routed_scaling_factor, Need::kOptional, limits::kRoutedScalingFactor);
 }
 
 template <typename Fn>
@@ -332,6 +339,9 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("moe.router_bias", a.moe.router_bias ? "true" : "false");
   add("moe.expert_bias", a.moe.expert_bias ? "true" : "false");
   add("moe.swiglu_limit", a.moe.swiglu_limit ? "set" : "unset");
+  add("moe.scoring", std::string(moe_scoring_name(a.moe.scoring)));
+  add("moe.grouped", a.moe.n_group > 1 ? "true" : "false");
+  add("moe.score_correction_bias", a.moe.score_correction_bias ? "true" : "false");
   if (const FamilyRules* family = FamilyRegistry::global().find(a.model_family))
     for (const auto& section : family->sections)
       if (a.sections.has(section.key))
@@ -402,6 +412,9 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
     in("moe.first_dense_layers", m.first_dense_layers, L::kFirstDenseLayers);
     for (size_t i = 0; i < m.dense_layers.size(); ++i)
       in(fmt::format("moe.dense_layers[{}]", i), m.dense_layers[i], L::kDenseLayer);
+    in("moe.n_group", m.n_group, L::kExpertGroups);
+    in("moe.topk_group", m.topk_group, L::kExpertGroups);
+    in("moe.routed_scaling_factor", m.routed_scaling_factor, L::kRoutedScalingFactor);
   }
   for (const auto& key : a.sections.keys()) {
     const SectionCodec* section = family_section(family, key);

@@ -117,6 +117,13 @@ void write_moe(YAML::Emitter& e, const MoeSpec& m) {
     kv_float(e, "swiglu_limit", *m.swiglu_limit);
     kv_float(e, "swiglu_alpha", m.swiglu_alpha);
   }
+  if (m.grouped_routing()) {  // written only then: other MoE specs and their job ids stay as they were
+    kv(e, "scoring", std::string(moe_scoring_name(m.scoring)));
+    kv(e, "n_group", m.n_group);
+    kv(e, "topk_group", m.topk_group);
+    kv(e, "score_correction_bias", m.score_correction_bias);
+    kv_float(e, "routed_scaling_factor", m.routed_scaling_factor);
+  }
   e << EndMap;
 }
 

@@ -187,6 +187,13 @@ Json to_json(const Architecture& a) {
   if (a.moe.shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
   if (a.moe.router_bias) j["moe"]["router_bias"] = true;
   if (a.moe.expert_bias) j["moe"]["expert_bias"] = true;
+  if (a.moe.grouped_routing()) {
+    j["moe"]["scoring"] = std::string(moe_scoring_name(a.moe.scoring));
+    j["moe"]["n_group"] = a.moe.n_group;
+    j["moe"]["topk_group"] = a.moe.topk_group;
+    j["moe"]["score_correction_bias"] = a.moe.score_correction_bias;
+    j["moe"]["routed_scaling_factor"] = a.moe.routed_scaling_factor;
+  }
   if (a.moe.swiglu_limit) {
     j["moe"]["swiglu_limit"] = *a.moe.swiglu_limit;
     j["moe"]["swiglu_alpha"] = a.moe.swiglu_alpha;
@@ -326,6 +333,15 @@ Architecture architecture_from_json(const Json& j, const std::string& path) {
   a.moe.expert_bias = mo.has("expert_bias") && mo.at("expert_bias").boolean();
   a.moe.swiglu_limit = opt_f64(mo, "swiglu_limit");
   if (mo.has("swiglu_alpha")) a.moe.swiglu_alpha = mo.at("swiglu_alpha").f64();
+  if (mo.has("scoring")) {
+    const std::string s = mo.at("scoring").str();
+    if (s != "softmax" && s != "sigmoid") mo.at("scoring").fail("is not one of [softmax, sigmoid]");
+    a.moe.scoring = s == "sigmoid" ? MoeScoring::kSigmoid : MoeScoring::kSoftmax;
+  }
+  if (mo.has("n_group")) a.moe.n_group = mo.at("n_group").i64(1);
+  if (mo.has("topk_group")) a.moe.topk_group = mo.at("topk_group").i64(1);
+  a.moe.score_correction_bias = mo.has("score_correction_bias") && mo.at("score_correction_bias").boolean();
+  if (mo.has("routed_scaling_factor")) a.moe.routed_scaling_factor = mo.at("routed_scaling_factor").f64();
   a.attention.sinks = in.at("attention").has("sinks") && in.at("attention").at("sinks").boolean();
   if (mo.has("dense_layers")) {
     const JsonIn dl = mo.at("dense_layers");

@@ -69,6 +69,8 @@ inline constexpr IntRange kSharedExperts{0, 64};
 inline constexpr IntRange kSharedIntermediateSize{1, kMaxDim};
 inline constexpr IntRange kFirstDenseLayers{0, kMaxDim};
 inline constexpr IntRange kDenseLayer{0, kMaxDim};  // each entry of moe.dense_layers
+inline constexpr IntRange kExpertGroups{1, 1 << 16};  // moe.n_group, moe.topk_group
+inline constexpr RealRange kRoutedScalingFactor{0.0, 1e4, true};
 
 // Workload and layout (workload.cc).
 inline constexpr IntRange kBatch{1, 1 << 20};

@@ -1,5 +1,6 @@
 #include "core/spec/memory.h"
 
+#include "core/spec/families/mla.h"
 #include "core/spec/family.h"
 
 #include <algorithm>
@@ -26,6 +27,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   const int64_t h = a.hidden_size, hd = a.head_dim;
   const int64_t q = heads_per_rank(a, tp) * hd, kv = kv_heads_per_rank(a, tp) * hd;
   int64_t p = h * (q + 2 * kv) + q * h;
+  if (const MlaSpec* mla = a.sections.find<MlaSpec>()) p = mla_attention_parameters(a, *mla, tp);
   if (a.attention.qkv_bias) p += q + 2 * kv;
   if (a.attention.out_bias) p += h;
   if (a.attention.sinks) p += heads_per_rank(a, tp);
@@ -49,6 +51,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
       p += a.moe.shared_experts * mats * h * (a.moe.shared_intermediate_size / tp);
     if (a.moe.shared_expert_gate) p += h;  // replicated on every TP rank
     if (a.moe.router_bias) p += a.moe.num_experts;
+    if (a.moe.score_correction_bias) p += a.moe.num_experts;
     if (a.moe.expert_bias) p += a.moe.num_experts * (2 * im + h);  // w2's bias replicated
   } else {
     const int64_t i = a.intermediate_size / tp;

@@ -3,6 +3,7 @@
 // layouts cannot shard it (Megatron TP over heads and MLP columns, PP over layers) and
 // the per-rank memory estimate (memory.h; docs/specs.md, "Memory estimate"). The
 // runner side is runner/model/transformer/.
+#include "core/spec/families/mla.h"
 #include "core/spec/family.h"
 #include "core/spec/yaml_reader.h"
 
@@ -181,7 +182,19 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
         err("moe.swiglu_limit",
             "applies to routed experts only: shared experts and dense layers have no clamped SwiGLU baseline");
     }
+    const MoeSpec& m = a.moe;
+    if (m.num_experts % m.n_group != 0) {
+      err("moe.n_group", fmt::format("{} groups do not divide moe.num_experts ({})", m.n_group, m.num_experts));
+    } else if (m.topk_group > m.n_group) {
+      err("moe.topk_group", fmt::format("{} is more than moe.n_group ({})", m.topk_group, m.n_group));
+    } else if (m.experts_per_token > m.topk_group * (m.num_experts / m.n_group)) {
+      err("moe.experts_per_token", fmt::format("{} is more than the experts of the topk_group best groups ({} x {})",
+                                               m.experts_per_token, m.topk_group, m.num_experts / m.n_group));
+    }
+    if (m.n_group == 1 && w.has("moe.topk_group") && m.topk_group != 1)
+      err("moe.topk_group", "picks among expert groups, and moe.n_group is 1");
   }
+  if (const MlaSpec* mla = a.sections.find<MlaSpec>()) mla_validate(a, *mla, ctx);
 }
 
 
@@ -205,6 +218,8 @@ std::vector<std::string> transformer_layout_misfits(const Architecture& a, const
                               a.moe.shared_intermediate_size));
   if (l.pp > a.num_hidden_layers)
     out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
+  // Routed experts are split by their columns over TP (each rank holds every expert), so
+  // the expert groups need nothing of the layout.
   if (!a.attention.causal && (w.phase == Phase::kDecode || w.decode_steps > 0))
     out.push_back(fmt::format("{} is an encoder (attention.causal false) and cannot decode; use a prefill "
                               "workload with decode_steps 0",
@@ -224,6 +239,7 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
   const int64_t batch = w.batch / l.dp;
   const int64_t positions = w.max_positions();
   const int64_t kvr = kv_heads_per_rank(a, l.tp);
+  const MlaSpec* mla = a.sections.find<MlaSpec>();
 
   MemoryEstimate best;
   for (int64_t stage = 0; stage < l.pp; ++stage) {
@@ -238,7 +254,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
       int64_t ctx = positions;
       if (a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
         ctx = std::min(ctx, *a.attention.sliding_window);
-      m.kv_cache_bytes += 2 * batch * ctx * kvr * a.head_dim * 4;  // the fp32 run's cache
+      // The fp32 run's cache; MLA's holds one compressed row a token, on every TP rank.
+      m.kv_cache_bytes +=
+          mla != nullptr ? batch * ctx * mla_cache_row(a, *mla) * 4 : 2 * batch * ctx * kvr * a.head_dim * 4;
     }
     if (stage == 0) {
       m.parameters += vocab_local * h;
@@ -253,7 +271,8 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     const bool master_kept = backend == DeviceKind::kCpu && dt != DType::kF32;
     m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
     // Per token (fp32 working set): residual + normed + attention out + q/k/v + MLP halves.
-    const int64_t q = heads_per_rank(a, l.tp) * a.head_dim;
+    // MLA: the absorbed queries (kv_lora_rank + head_dim a head) stand for q.
+    const int64_t q = heads_per_rank(a, l.tp) * (mla != nullptr ? mla_cache_row(a, *mla) : a.head_dim);
     const int64_t inter = a.moe.enabled() ? std::max(a.moe.moe_intermediate_size * a.moe.experts_per_token,
                                                      a.intermediate_size)
                                           : a.intermediate_size;
@@ -285,6 +304,7 @@ void register_transformer_family(FamilyRegistry& r) {
   f.fields = {{"num_attention_heads", true}, {"num_key_value_heads", false}, {"head_dim", false},
               {"intermediate_size", true},   {"max_position_embeddings", true}, {"attention", false},
               {"mlp", true},                 {"position", true},                {"moe", false}};
+  f.sections = {mla_section()};
   f.validate = transformer_validate;
   f.layout_misfits = transformer_layout_misfits;
   f.memory_estimate = transformer_memory_estimate;
