@@ -219,7 +219,8 @@ TEST(Weights, GptOssSinksAndExpertBiasesAreShardedAndCounted) {
 TEST(Weights, LoadedInPlaceEqualsTheHostMasterRounded) {
   const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
   const RandomWeights source(21);
-  for (const char* name : {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base", "gpt-oss-120b"}) {
+  for (const char* name :
+       {"llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b", "gpt2", "bert-base", "gpt-oss-120b", "deepseek-v3"}) {
     const spec::Architecture a = tiny(name);
     for (const Placement& pl : test_support::weight_test_placements()) {
       for (DType dt : {DType::kF32, DType::kBF16}) {

@@ -75,6 +75,19 @@ TensorRef mixtral(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// DeepSeek-V3: the canonical names (MLA's self_attn.q_a_proj ... kv_b_proj, the router's
+// mlp.gate.e_score_correction_bias are HF's own), except the shared experts, which HF
+// keeps under mlp.shared_experts.
+TensorRef deepseek(const std::string& canonical, const Architecture&) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  static const std::string shared = "mlp.shared_expert.";
+  if (rest.rfind(shared, 0) == 0)
+    return {fmt::format("model.layers.{}.mlp.shared_experts.{}", l, rest.substr(shared.size()))};
+  return {canonical};
+}
+
 // A layer's gate and up projections as the halves of one gate_up_proj (gate first:
 // Phi-3, GLM); nullopt for other names.
 std::optional<TensorRef> fused_gate_up(const std::string& rest, const std::string& base, int64_t inter) {
@@ -524,7 +537,8 @@ std::vector<std::string> hf_supported_model_types() {
           "nemotron",
           "smollm3",
           "cohere2",
-          "persimmon"};
+          "persimmon",
+          "deepseek_v3"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -537,6 +551,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
+  if (model_type == "deepseek_v3") return {model_type, {""}, deepseek};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};

@@ -58,8 +58,15 @@ double moe_activation_code(spec::Activation a) {
 
 Transformer::Transformer(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
                          ModelComms comms, const ModelWeights& weights, Runtime& runtime)
-    : a_(arch), w_(workload), pl_(placement), comms_(comms), weights_(weights), rt_(runtime), dtype_(weights.dtype),
-      max_positions_(workload.max_positions()) {
+    : a_(arch),
+      w_(workload),
+      pl_(placement),
+      comms_(comms),
+      weights_(weights),
+      rt_(runtime),
+      dtype_(weights.dtype),
+      max_positions_(workload.max_positions()),
+      mla_(arch.sections.find<spec::MlaSpec>()) {
   if (a_.position.kind == spec::PositionKind::kRope) {
     for (const auto& lw : weights_.layers) {
       const spec::LayerType t = a_.layer_type(lw.index);
@@ -76,6 +83,11 @@ void Transformer::reset() {
     return;
   }
   const int64_t b = pl_.batch_size(w_), hk = pl_.kv_heads(a_), d = a_.head_dim;
+  if (mla_ != nullptr) {  // one latent row a token, shared by the heads
+    for (size_t i = 0; i < weights_.layers.size(); ++i)
+      k_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, spec::mla_cache_row(a_, *mla_)}));
+    return;
+  }
   for (size_t i = 0; i < weights_.layers.size(); ++i) {
     k_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
     v_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
@@ -148,6 +160,7 @@ Transformer::Stream Transformer::embed(const Tensor& ids) {
 
 Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                               int64_t q_len, int64_t q_start) {
+  if (mla_ != nullptr) return mla_attention(w, local, x, seq_begin, seqs, q_len, q_start);
   const int64_t rows = x.size(0), d = a_.head_dim, hq = pl_.q_heads(a_), hk = pl_.kv_heads(a_);
   Tensor qkv = linear(x, w.qkv_w, w.qkv_b, "attn.qkv_proj");
   // q, k and v as contiguous tensors: the ops take them so (vLLM's take strided views).
@@ -237,7 +250,15 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   Tensor logits = linear(x, w.router_w, w.router_b, "moe.router");
   Tensor weights = rt_.empty(DType::kF32, {rows, k});
   Tensor ids = rt_.empty(DType::kI32, {rows, k});
-  rt_.run("topk_softmax", "moe.topk", call({weights, ids, logits}, {a_.moe.renormalize ? 1.0 : 0.0}));
+  const spec::MoeSpec& m = a_.moe;
+  if (m.grouped_routing()) {  // DeepSeek: expert groups, sigmoid scores, a correction bias, a scale
+    rt_.run("grouped_topk", "moe.topk",
+            call({weights, ids, logits, w.score_bias},
+                 {static_cast<double>(m.n_group), static_cast<double>(m.topk_group), m.renormalize ? 1.0 : 0.0,
+                  m.scoring == spec::MoeScoring::kSigmoid ? 1.0 : 0.0, m.routed_scaling_factor}));
+  } else {
+    rt_.run("topk_softmax", "moe.topk", call({weights, ids, logits}, {m.renormalize ? 1.0 : 0.0}));
+  }
   Tensor out = rt_.empty(dtype_, x.shape());
   // gpt-oss: biased experts with the clamped SwiGLU (activation 3); w2's bias is added by
   // TP rank 0 only, as the partial outputs are summed over the group.

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "core/spec/architecture.h"
+#include "core/spec/families/mla.h"
 #include "core/spec/workload.h"
 #include "runner/model/family.h"
 #include "runner/model/lm_parts.h"
@@ -78,6 +79,9 @@ class Transformer final : public Model {
              int64_t q_start);
   Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                    int64_t q_len, int64_t q_start);
+  // Multi-head latent attention (mla.cc), the attention of architectures with an mla: section.
+  Tensor mla_attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
+                       int64_t q_len, int64_t q_start);
   Tensor mlp(const LayerWeights& w, const Tensor& x);
   Tensor full_width_norm(const Tensor& x, const Tensor& weight, int64_t local, int64_t heads,
                          const std::function<int64_t(int64_t)>& head_begin, const std::string& role);
@@ -99,7 +103,9 @@ class Transformer final : public Model {
   DType dtype_;
   int64_t max_positions_;
   std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
-  std::vector<Tensor> k_cache_, v_cache_;    // per local layer [batch, L, Hk_l, D]
+  std::vector<Tensor> k_cache_,
+      v_cache_;  // per local layer [batch, L, Hk_l, D]; MLA: k_cache_ only, [batch, L, Dc + rope]
+  const spec::MlaSpec* mla_ = nullptr;  // the architecture's mla: section, if any
   // Staged micro-batches by q_len, kept for the model's life: a prefill between two
   // replays of a captured decode step must not move the buffers that step reads.
   std::map<int64_t, std::vector<MicroBatch>> staged_;

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/rng.h"
+#include "core/spec/families/mla.h"
 #include "runner/model/weight_plan.h"
 
 #include <cmath>
@@ -64,9 +65,42 @@ struct Gen {
     return draw(name, a.hidden_size, cols_total, 0, a.hidden_size, begin, count, -b, b);
   }
 
+  // MLA's attention tensors (mla.h): the heads [h0, h0 + hl) of this rank.
+  void mla(LayerWeights& w, int64_t l, const spec::MlaSpec& m) const {
+    const int64_t h = a.hidden_size, rope = a.head_dim, heads = a.num_attention_heads;
+    const int64_t hl = pl.q_heads(a), h0 = pl.tp_rank * hl;
+    const int64_t qk = m.qk_nope_head_dim + rope, kvb = m.qk_nope_head_dim + m.v_head_dim;
+    if (m.q_lora_rank > 0) {
+      w.q_a_w = make(rows(layer_name(l, "self_attn.q_a_proj.weight"), m.q_lora_rank, 0, m.q_lora_rank, h));
+      w.q_a_norm = make(scale(layer_name(l, "self_attn.q_a_layernorm.weight"), m.q_lora_rank));
+      w.q_b_w = make(rows(layer_name(l, "self_attn.q_b_proj.weight"), heads * qk, h0 * qk, hl * qk, m.q_lora_rank));
+    } else {
+      w.q_b_w = make(rows(layer_name(l, "self_attn.q_proj.weight"), heads * qk, h0 * qk, hl * qk, h));
+    }
+    const int64_t row = spec::mla_cache_row(a, m);
+    w.kv_a_w = make(rows(layer_name(l, "self_attn.kv_a_proj_with_mqa.weight"), row, 0, row, h));
+    w.kv_a_norm = make(scale(layer_name(l, "self_attn.kv_a_layernorm.weight"), m.kv_lora_rank));
+    // kv_b_proj [heads (nope + v), Dc]: each head's nope key rows, then its value rows.
+    const std::string kv_b = layer_name(l, "self_attn.kv_b_proj.weight");
+    std::vector<Planned> uk, uv;
+    for (int64_t i = h0; i < h0 + hl; ++i) {
+      uk.push_back(rows(kv_b, heads * kvb, i * kvb, m.qk_nope_head_dim, m.kv_lora_rank));
+      uv.push_back(rows(kv_b, heads * kvb, i * kvb + m.qk_nope_head_dim, m.v_head_dim, m.kv_lora_rank));
+    }
+    w.w_uk = make(plan_concat(uk, {hl, m.qk_nope_head_dim, m.kv_lora_rank}));
+    w.w_uv = make(plan_concat(uv, {hl, m.v_head_dim, m.kv_lora_rank}));
+    w.o_w = make(
+        cols(layer_name(l, "self_attn.o_proj.weight"), heads * m.v_head_dim, h0 * m.v_head_dim, hl * m.v_head_dim));
+  }
+
   LayerWeights layer(int64_t l) const {
     LayerWeights w;
     w.index = l;
+    if (const spec::MlaSpec* m = a.sections.find<spec::MlaSpec>()) {
+      mla(w, l, *m);
+      norms_and_mlp(w, l);
+      return w;
+    }
     const int64_t h = a.hidden_size, d = a.head_dim;
     const int64_t hq = pl.q_heads(a), hk = pl.kv_heads(a);
     const int64_t q0 = pl.tp_rank * hq * d, k0 = pl.kv_head_begin(a) * d;
@@ -110,6 +144,12 @@ struct Gen {
         w.k_norm_b = make(norm_bias(layer_name(l, "self_attn.k_norm.bias"), d));
       }
     }
+    norms_and_mlp(w, l);
+    return w;
+  }
+
+  // The layer's norms and its dense MLP or MoE.
+  void norms_and_mlp(LayerWeights& w, int64_t l) const {
     const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
     // parallel_shared ones have the input norm alone.
@@ -138,7 +178,6 @@ struct Gen {
     } else {
       dense(w, l);
     }
-    return w;
   }
 
   void dense(LayerWeights& w, int64_t l) const {
@@ -172,6 +211,9 @@ struct Gen {
     w.w13 = make(plan_concat(up, {e, 2 * iml, h}));
     w.w2 = make(plan_concat(down, {e, h, iml}));
     if (a.moe.router_bias) w.router_b = make(bias_rows(layer_name(l, "mlp.gate.bias"), e, 0, e));
+    if (a.moe.score_correction_bias)  // sigmoid scores are in (0, 1): a bias of that order steers the choice
+      w.score_bias =
+          make.fp32_in_dtype(plan_vector(layer_name(l, "mlp.gate.e_score_correction_bias"), e, 0, e, 0.0f, 0.1f));
     if (a.moe.expert_bias) {
       std::vector<Planned> b13, b2;
       for (int64_t x = 0; x < e; ++x) {
@@ -343,7 +385,15 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
                                                                             {"sinks", &l.sinks},
                                                                             {"router_b", &l.router_b},
                                                                             {"w13_b", &l.w13_b},
-                                                                            {"w2_b", &l.w2_b}})
+                                                                            {"w2_b", &l.w2_b},
+                                                                            {"score_bias", &l.score_bias},
+                                                                            {"q_a_w", &l.q_a_w},
+                                                                            {"q_a_norm", &l.q_a_norm},
+                                                                            {"q_b_w", &l.q_b_w},
+                                                                            {"kv_a_w", &l.kv_a_w},
+                                                                            {"kv_a_norm", &l.kv_a_norm},
+                                                                            {"w_uk", &l.w_uk},
+                                                                            {"w_uv", &l.w_uv}})
       out.emplace_back(p + name, t);
   }
   return out;
@@ -359,8 +409,10 @@ ModelWeights ModelWeights::to_dtype(DType d) const {
   for (auto& [name, t] : slots<ModelWeights, Tensor>(m))
     if (t->defined()) *t = t->to_dtype(d);
   if (tied) m.lm_head = m.embed;
-  for (auto& l : m.layers)  // sinks keep fp32 storage (the attention op's), with the dtype's values
+  for (auto& l : m.layers) {  // sinks and router biases keep fp32 storage (their ops'), with the dtype's values
     if (l.sinks.defined()) l.sinks = l.sinks.to_dtype(DType::kF32);
+    if (l.score_bias.defined()) l.score_bias = l.score_bias.to_dtype(DType::kF32);
+  }
   return m;
 }
 

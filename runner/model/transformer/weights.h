@@ -43,6 +43,13 @@ struct LayerWeights {
   // (each expert's gate then up block of this rank) and output biases [E, H] (replicated;
   // rank 0 of the TP group adds them).
   Tensor router_b, w13_b, w2_b;
+  // DeepSeek's router: e_score_correction_bias [E] (fp32 storage with the dtype's values).
+  Tensor score_bias;
+  // MLA (the mla: section; qkv_w and qkv_b unused): q_a_w [Qr, H] and q_a_norm [Qr], then
+  // q_b_w [Hq_l (nope + rope), Qr] (without q compression, q_b_w is q_proj [.., H]);
+  // kv_a_w [Dc + rope, H] and kv_a_norm [Dc], replicated; this rank's heads of kv_b_proj
+  // split as w_uk [Hq_l, nope, Dc] and w_uv [Hq_l, v, Dc]; o_w [H, Hq_l v].
+  Tensor q_a_w, q_a_norm, q_b_w, kv_a_w, kv_a_norm, w_uk, w_uv;
 };
 
 struct LayerStream;  // weights.cc: how streamed weights make their layers
