@@ -19,6 +19,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"camembert", "CamembertConfig", "bert", fill_roberta},
       {"cohere", "CohereConfig", "cohere", fill_cohere},
       {"cohere2", "Cohere2Config", "cohere", fill_cohere2},
+      {"deepseek_v3", "DeepseekV3Config", "deepseek", fill_deepseek_v3},
       {"distilbert", "DistilBertConfig", "bert", fill_distilbert},
       {"electra", "ElectraConfig", "bert", fill_electra},
       {"falcon", "FalconConfig", "falcon", fill_falcon},
@@ -66,8 +67,9 @@ const std::vector<ModelImporter>& model_importers() {
 
 const char* unsupported_reason(const std::string& model_type) {
   static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
-      {{"deepseek_v2", "deepseek_v3", "kimi_k2"},
-       "multi-head latent attention (MLA) and DeepSeek's grouped top-k routing with sigmoid scores are not supported"},
+      {{"deepseek_v2"},
+       "DeepSeek-V2's routing (softmax scores, group_limited_greedy) and its rope are not mapped; deepseek_v3 imports"},
+      {{"kimi_k2"}, "Kimi K2's config is DeepSeek-V3's: import it with \"model_type\": \"deepseek_v3\""},
       {{"jamba", "zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
        "hybrid stacks (attention and state-space or convolution blocks in one model) are not supported"},
       {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},

@@ -165,5 +165,6 @@ void fill_glm(ConfigReader& r, Architecture& a);
 void fill_glm4(ConfigReader& r, Architecture& a);
 void fill_granitemoe(ConfigReader& r, Architecture& a);
 void fill_granitemoeshared(ConfigReader& r, Architecture& a);
+void fill_deepseek_v3(ConfigReader& r, Architecture& a);  // hf_models_deepseek.cc
 
 }  // namespace fk::spec::hf

@@ -1,0 +1,79 @@
+// DeepSeek-V3 (DeepseekV3ForCausalLM, transformers' DeepseekV3Config; the R1 and V3.1
+// checkpoints and Kimi K2 share its layers): pre-RMSNorm decoder layers whose attention
+// is multi-head latent attention (the `mla:` section, core/spec/families/mla.h) and
+// whose MLP is DeepSeek's MoE after first_k_dense_replace dense layers: n_routed_experts
+// experts of moe_intermediate_size picked by sigmoid scores in n_group groups of which
+// topk_group compete, steered by e_score_correction_bias (noaux_tc), renormalised
+// (norm_topk_prob) and scaled by routed_scaling_factor, plus n_shared_experts shared
+// experts of moe_intermediate_size each. Rope covers qk_rope_head_dim channels of each
+// head, interleaved pairs by default (rope_interleave: GPT-J style), YaRN with
+// mscale_all_dim also scaling the softmax (mla_softmax_scale).
+//
+// Keys of DeepSeek's own configs (modeling_deepseek.py) are accepted when they say what
+// HF's model does: scoring_func sigmoid, topk_method noaux_tc, moe_layer_freq 1; the
+// multi-token-prediction layers (num_nextn_predict_layers) are not part of the forward
+// pass and are skipped, as HF skips them.
+#include "core/spec/families/mla.h"
+#include "core/spec/hf_models.h"
+
+#include <fmt/format.h>
+
+namespace fk::spec::hf {
+
+void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
+  const int64_t rope_dim = r.integer_or("qk_rope_head_dim", 64, limits::kHeads);
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 4096, .rms_norm_eps = 1e-6, .head_dim = rope_dim, .vocab_size = 129280});
+  if (a.head_dim != rope_dim)
+    r.fail("head_dim", fmt::format("found {}, expected qk_rope_head_dim ({}): DeepseekV3Config sets head_dim to it",
+                                   a.head_dim, rope_dim));
+  if (r.boolean_or("attention_bias", false))
+    r.fail("attention_bias", "found true, expected false (MLA's projections without biases are built)");
+  MlaSpec& mla = a.sections.edit<MlaSpec>();
+  if (!r.has("q_lora_rank")) {
+    mla.q_lora_rank = 1536;
+    r.note_default("q_lora_rank", "1536");
+  } else {  // null: no query compression (q_proj)
+    mla.q_lora_rank = r.optional_integer("q_lora_rank", limits::kMlaRank).value_or(0);
+  }
+  mla.kv_lora_rank = r.integer_or("kv_lora_rank", 512, limits::kMlaRank);
+  mla.qk_nope_head_dim = r.integer_or("qk_nope_head_dim", 128, limits::kMlaHeadDim);
+  mla.v_head_dim = r.integer_or("v_head_dim", 128, limits::kMlaHeadDim);
+  if (const Json* qk = r.get("qk_head_dim"); qk != nullptr && !qk->is_null() && *qk != mla.qk_nope_head_dim + rope_dim)
+    r.fail_value("qk_head_dim", *qk,
+                 fmt::format("qk_nope_head_dim + qk_rope_head_dim ({})", mla.qk_nope_head_dim + rope_dim));
+  r.ignore({"qk_head_dim", "pretraining_tp"});
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+  // rope_interleave (default true): HF de-interleaves each head's rotary channels before
+  // rotating halves, which gives the scores of rotating interleaved pairs.
+  a.position.rope_style = r.boolean_or("rope_interleave", true) ? RopeStyle::kGptj : RopeStyle::kNeox;
+
+  MoeSpec& m = a.moe;
+  m.num_experts = r.integer_or("n_routed_experts", 256, 2);
+  m.experts_per_token = r.integer_or("num_experts_per_tok", 8);
+  m.moe_intermediate_size = r.integer_or("moe_intermediate_size", 2048, limits::kMoeIntermediateSize);
+  m.renormalize = r.boolean_or("norm_topk_prob", true);
+  m.shared_experts = r.integer_or("n_shared_experts", 1, limits::kSharedExperts);
+  m.shared_intermediate_size = m.shared_experts > 0 ? m.moe_intermediate_size : 0;
+  m.first_dense_layers = r.integer_or("first_k_dense_replace", 3, 0);
+  if (m.first_dense_layers >= a.num_hidden_layers)
+    r.fail("first_k_dense_replace",
+           fmt::format("found {}, which leaves no MoE layer in {} layers", m.first_dense_layers, a.num_hidden_layers));
+  m.scoring = MoeScoring::kSigmoid;
+  m.score_correction_bias = true;
+  m.n_group = r.integer_or("n_group", 8, limits::kExpertGroups);
+  m.topk_group = r.integer_or("topk_group", 4, limits::kExpertGroups);
+  m.routed_scaling_factor = r.number_or("routed_scaling_factor", 2.5, limits::kRoutedScalingFactor);
+  if (r.has_value("scoring_func") && r.string_or("scoring_func", "sigmoid") != "sigmoid")
+    r.fail("scoring_func", "expected sigmoid (DeepseekV3TopkRouter's scores)");
+  if (r.has_value("topk_method") && r.string_or("topk_method", "noaux_tc") != "noaux_tc")
+    r.fail("topk_method", "expected noaux_tc (DeepseekV3TopkRouter: grouped top-k steered by e_score_correction_bias)");
+  if (r.has_value("moe_layer_freq") && r.integer_or("moe_layer_freq", 1) != 1)
+    r.fail("moe_layer_freq", "expected 1 (every layer after first_k_dense_replace is MoE, as HF builds them)");
+  // Training and serving switches of DeepSeek's configs, and the multi-token-prediction
+  // layers HF's forward pass skips.
+  r.ignore({"aux_loss_alpha", "seq_aux", "ep_size", "num_nextn_predict_layers"});
+}
+
+}  // namespace fk::spec::hf
