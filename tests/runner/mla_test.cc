@@ -65,43 +65,12 @@ TEST(MlaWeights, HeadShardsAreSlicesOfTheCheckpointTensorsAndCountedAsPlanned) {
   }
 }
 
-// One rank's DeepSeek-V3 (tiny) with random weights over `batch` sequences.
-struct Fixture {
-  spec::Architecture arch = tiny("deepseek-v3");
-  spec::Workload workload;
-  Placement placement;
-  std::unique_ptr<kernels::Backend> cpu = kernels::backend_create(DeviceKind::kCpu, 0);
-  std::unique_ptr<Runtime> rt;
-  std::unique_ptr<Weights> weights;
-  std::unique_ptr<Model> model;
-
-  explicit Fixture(int64_t batch, int64_t positions) {
-    workload.name = "w";
-    workload.batch = batch;
-    workload.seq_len = positions;
-    rt = std::make_unique<Runtime>(ImplSet::baseline(DeviceKind::kCpu), *cpu);
-    const ModelFamily& f = model_family_of(arch);
-    weights = f.master_weights(arch, placement, RandomWeights(9));
-    model = f.build({arch, workload, placement, {}, *weights, *rt});
-  }
+// One rank's DeepSeek-V3 (tiny) model with random weights over `batch` sequences.
+struct Fixture : test_support::OneRankModel {
+  Fixture(int64_t batch, int64_t positions) : OneRankModel("deepseek-v3", batch, positions) {}
 };
-
-Tensor tokens(int64_t batch, int64_t len, int64_t from) {
-  Tensor t = Tensor::empty(DType::kI64, {batch, len});
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t j = 0; j < len; ++j) t.data_as<int64_t>()[b * len + j] = (37 * (b + 1) + 11 * (from + j)) % 500;
-  return t;
-}
-
-double rel_l2(const Tensor& x, const Tensor& y) {
-  double num = 0, den = 0;
-  for (int64_t k = 0; k < x.numel(); ++k) {
-    const double d = static_cast<double>(x.data_as<float>()[k]) - y.data_as<float>()[k];
-    num += d * d;
-    den += static_cast<double>(y.data_as<float>()[k]) * y.data_as<float>()[k];
-  }
-  return std::sqrt(num / den);
-}
+using test_support::rel_l2;
+using test_support::tokens;
 
 TEST(MlaModel, PrefillThenDecodeStepsEqualOneLongerPrefill) {
   const int64_t batch = 3, prompt = 7, steps = 3;

@@ -4,13 +4,17 @@
 
 #include "core/spec/spec_file.h"
 #include "kernels/backend.h"
+#include "kernels/backends.h"
+#include "runner/model/family.h"
 #include "runner/model/transformer/weights.h"
 #include "runner/model/weight_source.h"
 #include "runner/model_stage.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +67,47 @@ inline void expect_same_weights(const Weights& got, kernels::Backend& backend, c
     const Tensor ref = w[i].second.contiguous_copy();
     EXPECT_EQ(std::memcmp(host.data(), ref.data(), host.nbytes()), 0) << what << ": " << g[i].first << " differs";
   }
+}
+
+// One rank's model of `name`'s tiny preset (any family) with random weights (seed 9) on
+// the CPU backend, over `batch` sequences of up to `positions` positions.
+struct OneRankModel {
+  spec::Architecture arch;
+  spec::Workload workload;
+  Placement placement;
+  std::unique_ptr<kernels::Backend> cpu = kernels::backend_create(DeviceKind::kCpu, 0);
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<Weights> weights;
+  std::unique_ptr<Model> model;
+
+  OneRankModel(const std::string& name, int64_t batch, int64_t positions) : arch(tiny(name)) {
+    workload.name = "w";
+    workload.batch = batch;
+    workload.seq_len = positions;
+    rt = std::make_unique<Runtime>(ImplSet::baseline(DeviceKind::kCpu), *cpu);
+    const ModelFamily& f = model_family_of(arch);
+    weights = f.master_weights(arch, placement, RandomWeights(9));
+    model = f.build({arch, workload, placement, {}, *weights, *rt});
+  }
+};
+
+// Token ids [batch, len] of positions [from, from + len), the same at a position in any call.
+inline Tensor tokens(int64_t batch, int64_t len, int64_t from) {
+  Tensor t = Tensor::empty(DType::kI64, {batch, len});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < len; ++j) t.data_as<int64_t>()[b * len + j] = (37 * (b + 1) + 11 * (from + j)) % 500;
+  return t;
+}
+
+// ||x - y|| / ||y|| of two fp32 tensors of one size.
+inline double rel_l2(const Tensor& x, const Tensor& y) {
+  double num = 0, den = 0;
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    const double d = static_cast<double>(x.data_as<float>()[k]) - y.data_as<float>()[k];
+    num += d * d;
+    den += static_cast<double>(y.data_as<float>()[k]) * y.data_as<float>()[k];
+  }
+  return std::sqrt(num / den);
 }
 
 }  // namespace fk::runner::test_support
