@@ -12,6 +12,7 @@
 #include "core/spec/memory.h"
 #include "core/spec/spec_file.h"
 #include "core/spec/yaml_reader.h"
+#include "spec/spec_test_util.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -99,17 +100,8 @@ presets:
   tiny: {hidden_size: 16, toy_mixer: {width: 8}}
 )";
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
-
-std::string load_errors(const std::string& text) {
-  Diagnostics d;
-  const auto doc = spec_load_string(text, "toy.yaml", d);
-  return doc ? "" : d.to_string();
-}
+using testing::replaced;
+std::string load_errors(const std::string& text) { return testing::load_errors(text, "toy.yaml"); }
 
 TEST(FamilySections, CopiesShareUntilOneIsEditedAndCompareByValue) {
   Architecture a;

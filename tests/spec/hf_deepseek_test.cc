@@ -12,41 +12,22 @@
 #include "core/spec/memory.h"
 #include "core/spec/spec_file.h"
 #include "core/spec/workload.h"
+#include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace fk::testing {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string shipped_text() {
-  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/deepseek-v3.yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string shipped_text() { return shipped_architecture_text("deepseek-v3"); }
 
 spec::Architecture shipped() {
   spec::Diagnostics d;
   const auto doc = spec::spec_load_string(shipped_text(), "d.yaml", d);
   EXPECT_TRUE(doc.has_value()) << d.to_string();
   return std::get<spec::ArchitectureDoc>(*doc).full;
-}
-
-std::string load_errors(const std::string& text) {
-  spec::Diagnostics d;
-  const auto doc = spec::spec_load_string(text, "d.yaml", d);
-  return doc ? "" : d.to_string();
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
 }
 
 TEST(DeepseekSpec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
@@ -84,7 +65,7 @@ TEST(DeepseekSpec, BadLatentAttentionAndRoutingFieldsAreErrorsAtTheirLine) {
   const std::string base = shipped_text();
   std::string e = load_errors(replaced(base, "num_key_value_heads: 128", "num_key_value_heads: 8"));
   EXPECT_NE(e.find("MLA has no key/value heads of its own"), std::string::npos) << e;
-  EXPECT_NE(e.find("d.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("test.yaml:"), std::string::npos) << e;
   e = load_errors(replaced(base, "kv_lora_rank: 512, ", ""));
   EXPECT_NE(e.find("mla.kv_lora_rank"), std::string::npos) << e;
   e = load_errors(replaced(base, "attention: {causal: true}", "attention: {causal: true, qkv_bias: true}"));

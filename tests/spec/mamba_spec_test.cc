@@ -10,37 +10,17 @@
 #include "core/spec/memory.h"
 #include "core/spec/spec_file.h"
 #include "core/spec/workload.h"
+#include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace fk::spec {
 namespace {
 
-// The text of specs/architectures/<name>.yaml.
-std::string spec_text(const std::string& name) {
-  std::ifstream in(std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
+using testing::replaced;
+std::string spec_text(const std::string& name) { return testing::shipped_architecture_text(name); }
 std::string shipped_text() { return spec_text("mamba-2.8b"); }
-
-// The load's diagnostics ("" when it loaded).
-std::string load_errors(const std::string& text) {
-  Diagnostics d;
-  const auto doc = spec_load_string(text, "m.yaml", d);
-  return doc ? "" : d.to_string();
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
+std::string load_errors(const std::string& text) { return testing::load_errors(text, "m.yaml"); }
 
 TEST(MambaSpec, ShippedSpecLoadsWithItsPublishedSizesAndRoundTrips) {
   Diagnostics d;

@@ -99,4 +99,26 @@ spec::Diagnostics parse_errors(const std::string& text, const std::string& name)
   return diags;
 }
 
+std::string load_errors(const std::string& text, const std::string& name) {
+  spec::Diagnostics diags;
+  const auto doc = spec::spec_load_string(text, name, diags);
+  return doc ? "" : diags.to_string();
+}
+
+std::string shipped_architecture_text(const std::string& name) {
+  const std::string path = std::string(FK_SOURCE_DIR) + "/specs/architectures/" + name + ".yaml";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "no shipped spec " << path;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "not in the text: " << from;
+  if (at == std::string::npos) return text;
+  return text.replace(at, from.size(), to);
+}
+
 }  // namespace fk::testing

@@ -34,5 +34,14 @@ int line_of(const std::string& text, const std::string& prefix);
 
 // Parses `text` as a spec file named `name`; returns the diagnostics.
 spec::Diagnostics parse_errors(const std::string& text, const std::string& name = "test.yaml");
+// The diagnostics of loading `text` as a spec file named `name`, as text ("" when it
+// loaded).
+std::string load_errors(const std::string& text, const std::string& name = "test.yaml");
+
+// The text of the shipped specs/architectures/<name>.yaml; fails the test if missing.
+std::string shipped_architecture_text(const std::string& name);
+// `text` with the first occurrence of `from` replaced by `to`; fails the test (and
+// returns `text` unchanged) if `from` does not occur.
+std::string replaced(std::string text, const std::string& from, const std::string& to);
 
 }  // namespace fk::testing
