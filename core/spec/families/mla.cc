@@ -68,7 +68,7 @@ const SectionCodec& mla_section() {
   return codec;
 }
 
-void mla_validate(const Architecture& a, const MlaSpec& m, const ParseContext& ctx) {
+void mla_validate(const Architecture& a, const ParseContext& ctx) {
   const SourceMap& w = *ctx.where;
   auto err = [&](const std::string& field, std::string msg) { ctx.error(w.at(field), field, std::move(msg)); };
   const auto& at = a.attention;
@@ -93,7 +93,6 @@ void mla_validate(const Architecture& a, const MlaSpec& m, const ParseContext& c
   if (at.query_pre_attn_scalar) err("attention.query_pre_attn_scalar", "does not apply to MLA layers");
   if (a.norm.kind != NormKind::kRmsNorm) err("norm.kind", "MLA's q and kv norms are RMSNorms: needs rmsnorm");
   if (a.norm.placement != NormPlacement::kPre) err("norm.placement", "MLA layers are pre-norm (DeepSeek)");
-  (void)m;
 }
 
 double mla_softmax_scale(const Architecture& a, const MlaSpec& m) {

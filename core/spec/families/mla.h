@@ -37,7 +37,7 @@ inline constexpr IntRange kMlaHeadDim{1, 1 << 16};  // mla.qk_nope_head_dim, mla
 // The transformer family's `mla:` section codec (registered in transformer.cc).
 const SectionCodec& mla_section();
 // MLA's rules against the rest of the architecture (transformer_validate calls it).
-void mla_validate(const Architecture& a, const MlaSpec& m, const ParseContext& ctx);
+void mla_validate(const Architecture& a, const ParseContext& ctx);
 // HF DeepseekV3Attention's softmax scale: (qk_nope_head_dim + head_dim)^-1/2, times
 // mscale^2 with yarn scaling's mscale_all_dim (mscale = 0.1 mscale_all_dim ln(factor) + 1
 // for factor > 1); attention.scale when given.

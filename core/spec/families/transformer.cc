@@ -194,7 +194,7 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
     if (m.n_group == 1 && w.has("moe.topk_group") && m.topk_group != 1)
       err("moe.topk_group", "picks among expert groups, and moe.n_group is 1");
   }
-  if (const MlaSpec* mla = a.sections.find<MlaSpec>()) mla_validate(a, *mla, ctx);
+  if (a.sections.find<MlaSpec>()) mla_validate(a, ctx);
 }
 
 
