@@ -38,127 +38,207 @@ def load_st(path):
         out[k] = np.frombuffer(data[a:b], dtype=dt).reshape(v["shape"])
     return out
 
-def reference(variant, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    V, H, I, L, NH = 131, 32, 64, 3, 4
-    QR = 24 if variant == "base" else None
-    KVR, NOPE, ROPE, VD = 16, 8, 8, 12
-    E, K, MI, NSH, NG, TG, FD = 8, 2, 24, 1, 4, 2, 1
-    SCALE_R, EPS, THETA = 2.5, 1e-6, 10000.0
-    INTERLEAVE = variant == "base"
-    cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": V, "hidden_size": H,
-           "intermediate_size": I, "num_hidden_layers": L, "num_attention_heads": NH, "num_key_value_heads": NH,
-           "q_lora_rank": QR, "kv_lora_rank": KVR, "qk_nope_head_dim": NOPE, "qk_rope_head_dim": ROPE, "v_head_dim": VD,
-           "n_routed_experts": E, "num_experts_per_tok": K, "moe_intermediate_size": MI, "n_shared_experts": NSH,
-           "n_group": NG, "topk_group": TG, "first_k_dense_replace": FD, "norm_topk_prob": True,
-           "routed_scaling_factor": SCALE_R, "rms_norm_eps": EPS, "rope_theta": THETA, "max_position_embeddings": 64,
-           "hidden_act": "silu", "tie_word_embeddings": False, "rope_interleave": INTERLEAVE, "attention_bias": False}
-    if variant == "yarn":
-        cfg["rope_scaling"] = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 32.0,
-                               "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}
-    json.dump(cfg, open(f"{out_dir}/config.json", "w"))
-    rng = np.random.default_rng(5)
-    W = {}
-    def lin(name, o, i): W[name] = (rng.standard_normal((o, i)) * 0.1).astype(np.float32)
-    def vec(name, n, c=1.0): W[name] = (c + 0.1 * rng.standard_normal(n)).astype(np.float32)
-    W["model.embed_tokens.weight"] = (rng.standard_normal((V, H))).astype(np.float32)
-    QK = NOPE + ROPE
-    for l in range(L):
-        p = f"model.layers.{l}."
-        vec(p + "input_layernorm.weight", H); vec(p + "post_attention_layernorm.weight", H)
-        if QR:
-            lin(p + "self_attn.q_a_proj.weight", QR, H); vec(p + "self_attn.q_a_layernorm.weight", QR)
-            lin(p + "self_attn.q_b_proj.weight", NH * QK, QR)
-        else:
-            lin(p + "self_attn.q_proj.weight", NH * QK, H)
-        lin(p + "self_attn.kv_a_proj_with_mqa.weight", KVR + ROPE, H); vec(p + "self_attn.kv_a_layernorm.weight", KVR)
-        lin(p + "self_attn.kv_b_proj.weight", NH * (NOPE + VD), KVR); lin(p + "self_attn.o_proj.weight", H, NH * VD)
-        if l < FD:
-            lin(p + "mlp.gate_proj.weight", I, H); lin(p + "mlp.up_proj.weight", I, H); lin(p + "mlp.down_proj.weight", H, I)
-        else:
-            lin(p + "mlp.gate.weight", E, H); W[p + "mlp.gate.e_score_correction_bias"] = (0.1 * rng.random(E)).astype(np.float32)
-            for e in range(E):
-                lin(p + f"mlp.experts.{e}.gate_proj.weight", MI, H); lin(p + f"mlp.experts.{e}.up_proj.weight", MI, H)
-                lin(p + f"mlp.experts.{e}.down_proj.weight", H, MI)
-            lin(p + "mlp.shared_experts.gate_proj.weight", MI * NSH, H); lin(p + "mlp.shared_experts.up_proj.weight", MI * NSH, H)
-            lin(p + "mlp.shared_experts.down_proj.weight", H, MI * NSH)
-    vec("model.norm.weight", H); lin("lm_head.weight", V, H)
-    save_st(f"{out_dir}/model.safetensors", W)
-    B, S = 2, 12
-    ids = rng.integers(0, V, (B, S)).astype(np.int64)
-    save_st(f"{out_dir}/inputs.safetensors", {"input_ids": ids})
+class Sizes:
+    """The tiny model's sizes (one set of HF config values per variant)."""
 
-    w = {k: v.astype(np.float64) for k, v in W.items()}
-    def rms(x, g, eps): return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
-    def silu(x): return x / (1 + np.exp(-x))
-    def mlp(x, p): return silu(x @ w[p + "gate_proj.weight"].T) * (x @ w[p + "up_proj.weight"].T) @ w[p + "down_proj.weight"].T
-    # rope (HF default or yarn), cos/sin of [S, ROPE]
-    inv = 1.0 / THETA ** (np.arange(0, ROPE, 2) / ROPE)
-    att = 1.0
-    scale = QK ** -0.5
-    if variant == "yarn":
-        f, orig, bf, bs = 4.0, 16, 32.0, 1.0
-        def corr_dim(nrot): return ROPE * np.log(orig / (nrot * 2 * np.pi)) / (2 * np.log(THETA))
-        low, high = max(np.floor(corr_dim(bf)), 0), min(np.ceil(corr_dim(bs)), ROPE - 1)
-        if low == high: high += 0.001
-        ramp = np.clip((np.arange(ROPE // 2) - low) / (high - low), 0, 1)
-        extra = 1 - ramp
-        inv = (inv / f) * (1 - extra) + inv * extra
-        ms = lambda s, m: 1.0 if s <= 1 else 0.1 * m * np.log(s) + 1.0
-        att = ms(f, 1.0) / ms(f, 1.0)
-        scale = scale * ms(f, 1.0) ** 2
-    pos = np.arange(S)
-    fr = np.outer(pos, inv)
-    emb = np.concatenate([fr, fr], -1)
-    cos, sin = np.cos(emb) * att, np.sin(emb) * att
-    def rot_half(x): d = x.shape[-1] // 2; return np.concatenate([-x[..., d:], x[..., :d]], -1)
-    def rope(x):  # x [..., S, ROPE]
-        if INTERLEAVE:
-            sh = x.shape; x = x.reshape(*sh[:-1], ROPE // 2, 2).swapaxes(-1, -2).reshape(sh)
-        return x * cos + rot_half(x) * sin
-    x = w["model.embed_tokens.weight"][ids]
-    mask = np.triu(np.full((S, S), -np.inf), 1)
-    for l in range(L):
+    def __init__(self, variant):
+        self.variant = variant
+        self.V, self.H, self.I, self.L, self.NH = 131, 32, 64, 3, 4
+        self.QR = 24 if variant == "base" else None
+        self.KVR, self.NOPE, self.ROPE, self.VD = 16, 8, 8, 12
+        self.QK = self.NOPE + self.ROPE
+        self.E, self.K, self.MI, self.NSH, self.NG, self.TG, self.FD = 8, 2, 24, 1, 4, 2, 1
+        self.SCALE_R, self.EPS, self.THETA = 2.5, 1e-6, 10000.0
+        self.INTERLEAVE = variant == "base"
+        self.YARN = {"factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 32.0, "beta_slow": 1.0,
+                     "mscale": 1.0, "mscale_all_dim": 1.0} if variant == "yarn" else None
+
+    def config(self):
+        c = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": self.V,
+             "hidden_size": self.H, "intermediate_size": self.I, "num_hidden_layers": self.L,
+             "num_attention_heads": self.NH, "num_key_value_heads": self.NH, "q_lora_rank": self.QR,
+             "kv_lora_rank": self.KVR, "qk_nope_head_dim": self.NOPE, "qk_rope_head_dim": self.ROPE,
+             "v_head_dim": self.VD, "n_routed_experts": self.E, "num_experts_per_tok": self.K,
+             "moe_intermediate_size": self.MI, "n_shared_experts": self.NSH, "n_group": self.NG,
+             "topk_group": self.TG, "first_k_dense_replace": self.FD, "norm_topk_prob": True,
+             "routed_scaling_factor": self.SCALE_R, "rms_norm_eps": self.EPS, "rope_theta": self.THETA,
+             "max_position_embeddings": 64, "hidden_act": "silu", "tie_word_embeddings": False,
+             "rope_interleave": self.INTERLEAVE, "attention_bias": False}
+        if self.YARN:
+            c["rope_scaling"] = dict(type="yarn", **self.YARN)
+        return c
+
+
+def make_weights(z, rng):
+    """Random f32 weights under HF DeepseekV3ForCausalLM's tensor names."""
+    W = {}
+
+    def lin(name, o, i):
+        W[name] = (rng.standard_normal((o, i)) * 0.1).astype(np.float32)
+
+    def vec(name, n):
+        W[name] = (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
+
+    W["model.embed_tokens.weight"] = rng.standard_normal((z.V, z.H)).astype(np.float32)
+    for l in range(z.L):
         p = f"model.layers.{l}."
-        h = rms(x, w[p + "input_layernorm.weight"], EPS)
-        if QR:
-            q = rms(h @ w[p + "self_attn.q_a_proj.weight"].T, w[p + "self_attn.q_a_layernorm.weight"], 1e-6) @ w[p + "self_attn.q_b_proj.weight"].T
+        vec(p + "input_layernorm.weight", z.H)
+        vec(p + "post_attention_layernorm.weight", z.H)
+        if z.QR:
+            lin(p + "self_attn.q_a_proj.weight", z.QR, z.H)
+            vec(p + "self_attn.q_a_layernorm.weight", z.QR)
+            lin(p + "self_attn.q_b_proj.weight", z.NH * z.QK, z.QR)
         else:
-            q = h @ w[p + "self_attn.q_proj.weight"].T
-        q = q.reshape(B, S, NH, QK).transpose(0, 2, 1, 3)
-        qp, qr = q[..., :NOPE], q[..., NOPE:]
-        c = h @ w[p + "self_attn.kv_a_proj_with_mqa.weight"].T
-        kp, kr = c[..., :KVR], c[..., KVR:]
-        kv = (rms(kp, w[p + "self_attn.kv_a_layernorm.weight"], 1e-6) @ w[p + "self_attn.kv_b_proj.weight"].T).reshape(B, S, NH, NOPE + VD).transpose(0, 2, 1, 3)
-        kn, v = kv[..., :NOPE], kv[..., NOPE:]
-        qr = rope(qr); kr = rope(kr[:, None])
-        qs = np.concatenate([qp, qr], -1); ks = np.concatenate([kn, np.broadcast_to(kr, kn.shape[:-1] + (ROPE,))], -1)
-        sc = qs @ ks.transpose(0, 1, 3, 2) * scale + mask
-        sc = np.exp(sc - sc.max(-1, keepdims=True)); sc /= sc.sum(-1, keepdims=True)
-        o = (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, NH * VD) @ w[p + "self_attn.o_proj.weight"].T
-        x = x + o
-        h = rms(x, w[p + "post_attention_layernorm.weight"], EPS)
-        if l < FD:
-            x = x + mlp(h, p + "mlp.")
+            lin(p + "self_attn.q_proj.weight", z.NH * z.QK, z.H)
+        lin(p + "self_attn.kv_a_proj_with_mqa.weight", z.KVR + z.ROPE, z.H)
+        vec(p + "self_attn.kv_a_layernorm.weight", z.KVR)
+        lin(p + "self_attn.kv_b_proj.weight", z.NH * (z.NOPE + z.VD), z.KVR)
+        lin(p + "self_attn.o_proj.weight", z.H, z.NH * z.VD)
+        if l < z.FD:
+            lin(p + "mlp.gate_proj.weight", z.I, z.H)
+            lin(p + "mlp.up_proj.weight", z.I, z.H)
+            lin(p + "mlp.down_proj.weight", z.H, z.I)
+            continue
+        lin(p + "mlp.gate.weight", z.E, z.H)
+        W[p + "mlp.gate.e_score_correction_bias"] = (0.1 * rng.random(z.E)).astype(np.float32)
+        for e in range(z.E):
+            lin(p + f"mlp.experts.{e}.gate_proj.weight", z.MI, z.H)
+            lin(p + f"mlp.experts.{e}.up_proj.weight", z.MI, z.H)
+            lin(p + f"mlp.experts.{e}.down_proj.weight", z.H, z.MI)
+        lin(p + "mlp.shared_experts.gate_proj.weight", z.MI * z.NSH, z.H)
+        lin(p + "mlp.shared_experts.up_proj.weight", z.MI * z.NSH, z.H)
+        lin(p + "mlp.shared_experts.down_proj.weight", z.H, z.MI * z.NSH)
+    vec("model.norm.weight", z.H)
+    lin("lm_head.weight", z.V, z.H)
+    return W
+
+
+def rms(x, g, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def mlp(w, x, p):
+    return silu(x @ w[p + "gate_proj.weight"].T) * (x @ w[p + "up_proj.weight"].T) @ w[p + "down_proj.weight"].T
+
+
+def yarn_mscale(scale, m):
+    return 1.0 if scale <= 1 else 0.1 * m * np.log(scale) + 1.0
+
+
+def rope_tables(z, S):
+    """HF's cos/sin [S, ROPE] (default or YaRN rope) and the softmax scale."""
+    inv = 1.0 / z.THETA ** (np.arange(0, z.ROPE, 2) / z.ROPE)
+    att, scale = 1.0, z.QK ** -0.5
+    if z.YARN:
+        y = z.YARN
+        f, orig = y["factor"], y["original_max_position_embeddings"]
+
+        def corr_dim(nrot):
+            return z.ROPE * np.log(orig / (nrot * 2 * np.pi)) / (2 * np.log(z.THETA))
+
+        low, high = max(np.floor(corr_dim(y["beta_fast"])), 0), min(np.ceil(corr_dim(y["beta_slow"])), z.ROPE - 1)
+        if low == high:
+            high += 0.001
+        extra = 1 - np.clip((np.arange(z.ROPE // 2) - low) / (high - low), 0, 1)
+        inv = (inv / f) * (1 - extra) + inv * extra
+        att = yarn_mscale(f, y["mscale"]) / yarn_mscale(f, y["mscale_all_dim"])
+        scale = scale * yarn_mscale(f, y["mscale_all_dim"]) ** 2
+    fr = np.outer(np.arange(S), inv)
+    emb = np.concatenate([fr, fr], -1)
+    return np.cos(emb) * att, np.sin(emb) * att, scale
+
+
+def rotate_half(x):
+    d = x.shape[-1] // 2
+    return np.concatenate([-x[..., d:], x[..., :d]], -1)
+
+
+def apply_rope(z, x, cos, sin):
+    """x [..., S, ROPE]; interleaved pairs are first gathered into halves (HF's rope_interleave)."""
+    if z.INTERLEAVE:
+        sh = x.shape
+        x = x.reshape(*sh[:-1], z.ROPE // 2, 2).swapaxes(-1, -2).reshape(sh)
+    return x * cos + rotate_half(x) * sin
+
+
+def attention(z, w, h, p, cos, sin, scale):
+    """HF DeepseekV3Attention, naive form: keys and values decompressed per head."""
+    B, S, _ = h.shape
+    if z.QR:
+        qa = rms(h @ w[p + "self_attn.q_a_proj.weight"].T, w[p + "self_attn.q_a_layernorm.weight"], 1e-6)
+        q = qa @ w[p + "self_attn.q_b_proj.weight"].T
+    else:
+        q = h @ w[p + "self_attn.q_proj.weight"].T
+    q = q.reshape(B, S, z.NH, z.QK).transpose(0, 2, 1, 3)
+    q_nope, q_rot = q[..., :z.NOPE], q[..., z.NOPE:]
+    c = h @ w[p + "self_attn.kv_a_proj_with_mqa.weight"].T
+    latent, k_rot = c[..., :z.KVR], c[..., z.KVR:]
+    kv = rms(latent, w[p + "self_attn.kv_a_layernorm.weight"], 1e-6) @ w[p + "self_attn.kv_b_proj.weight"].T
+    kv = kv.reshape(B, S, z.NH, z.NOPE + z.VD).transpose(0, 2, 1, 3)
+    k_nope, v = kv[..., :z.NOPE], kv[..., z.NOPE:]
+    q_rot = apply_rope(z, q_rot, cos, sin)
+    k_rot = apply_rope(z, k_rot[:, None], cos, sin)
+    qs = np.concatenate([q_nope, q_rot], -1)
+    ks = np.concatenate([k_nope, np.broadcast_to(k_rot, k_nope.shape[:-1] + (z.ROPE,))], -1)
+    sc = qs @ ks.transpose(0, 1, 3, 2) * scale + np.triu(np.full((S, S), -np.inf), 1)
+    sc = np.exp(sc - sc.max(-1, keepdims=True))
+    sc /= sc.sum(-1, keepdims=True)
+    return (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, z.NH * z.VD) @ w[p + "self_attn.o_proj.weight"].T
+
+
+def moe(z, w, t, p):
+    """HF DeepseekV3MoE on rows t [T, H]: sigmoid scores, the correction bias picks the
+    topk_group best groups (by their two best experts) and the top-k experts in them; the
+    weights are the unbiased scores, renormalized and scaled; plus the shared expert."""
+    s = 1 / (1 + np.exp(-(t @ w[p + "mlp.gate.weight"].T)))
+    ch = s + w[p + "mlp.gate.e_score_correction_bias"]
+    group_score = np.sort(ch.reshape(-1, z.NG, z.E // z.NG), -1)[..., -2:].sum(-1)
+    best_groups = np.argsort(-group_score, -1, kind="stable")[:, :z.TG]
+    group_mask = np.zeros_like(group_score)
+    np.put_along_axis(group_mask, best_groups, 1, -1)
+    ch = np.where(np.repeat(group_mask, z.E // z.NG, -1) > 0, ch, 0.0)
+    idx = np.argsort(-ch, -1, kind="stable")[:, :z.K]
+    wt = np.take_along_axis(s, idx, -1)
+    wt = wt / (wt.sum(-1, keepdims=True) + 1e-20) * z.SCALE_R
+    out = np.zeros_like(t)
+    for r in range(t.shape[0]):
+        for j in range(z.K):
+            out[r] += wt[r, j] * mlp(w, t[r:r + 1], p + f"mlp.experts.{idx[r, j]}.")[0]
+    return out + mlp(w, t, p + "mlp.shared_experts.")
+
+
+def forward(z, W, ids):
+    """The logits [B, S, V] in f64."""
+    w = {k: v.astype(np.float64) for k, v in W.items()}
+    B, S = ids.shape
+    cos, sin, scale = rope_tables(z, S)
+    x = w["model.embed_tokens.weight"][ids]
+    for l in range(z.L):
+        p = f"model.layers.{l}."
+        x = x + attention(z, w, rms(x, w[p + "input_layernorm.weight"], z.EPS), p, cos, sin, scale)
+        h = rms(x, w[p + "post_attention_layernorm.weight"], z.EPS)
+        if l < z.FD:
+            x = x + mlp(w, h, p + "mlp.")
         else:
-            t = h.reshape(-1, H)
-            s = 1 / (1 + np.exp(-(t @ w[p + "mlp.gate.weight"].T)))
-            ch = s + w[p + "mlp.gate.e_score_correction_bias"]
-            gs = np.sort(ch.reshape(-1, NG, E // NG), -1)[..., -2:].sum(-1)
-            gi = np.argsort(-gs, -1, kind="stable")[:, :TG]
-            gm = np.zeros_like(gs); np.put_along_axis(gm, gi, 1, -1)
-            sm = np.repeat(gm, E // NG, -1)
-            ch = np.where(sm > 0, ch, 0.0)
-            idx = np.argsort(-ch, -1, kind="stable")[:, :K]
-            wt = np.take_along_axis(s, idx, -1); wt = wt / (wt.sum(-1, keepdims=True) + 1e-20) * SCALE_R
-            out = np.zeros_like(t)
-            for r in range(t.shape[0]):
-                for j in range(K):
-                    out[r] += wt[r, j] * mlp(t[r:r + 1], p + f"mlp.experts.{idx[r, j]}.")[0]
-            out += mlp(t, p + "mlp.shared_experts.")
-            x = x + out.reshape(B, S, H)
-    x = rms(x, w["model.norm.weight"], EPS)
-    logits = x @ w["lm_head.weight"].T
+            x = x + moe(z, w, h.reshape(-1, z.H), p).reshape(B, S, z.H)
+    return rms(x, w["model.norm.weight"], z.EPS) @ w["lm_head.weight"].T
+
+
+def reference(variant, out_dir):
+    """Writes config.json, model.safetensors and inputs.safetensors; returns the logits."""
+    os.makedirs(out_dir, exist_ok=True)
+    z = Sizes(variant)
+    json.dump(z.config(), open(f"{out_dir}/config.json", "w"))
+    rng = np.random.default_rng(5)
+    W = make_weights(z, rng)
+    save_st(f"{out_dir}/model.safetensors", W)
+    ids = rng.integers(0, z.V, (2, 12)).astype(np.int64)
+    save_st(f"{out_dir}/inputs.safetensors", {"input_ids": ids})
+    logits = forward(z, W, ids)
     np.save(f"{out_dir}/logits.npy", logits)
     return logits
 
