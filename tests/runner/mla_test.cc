@@ -31,11 +31,13 @@ TEST(MlaWeights, HeadShardsAreSlicesOfTheCheckpointTensorsAndCountedAsPlanned) {
   const ModelWeights full = ModelWeights::generate(a, Placement{}, 5);
   const int64_t heads = a.num_attention_heads, nope = m.qk_nope_head_dim, v = m.v_head_dim, dc = m.kv_lora_rank;
   const LayerWeights& f = full.layers[1];
-  ASSERT_EQ(f.w_uk.shape(), (Shape{heads, nope, dc}));
-  ASSERT_EQ(f.w_uv.shape(), (Shape{heads, v, dc}));
-  ASSERT_EQ(f.kv_a_w.shape(), (Shape{dc + a.head_dim, a.hidden_size}));
+  ASSERT_EQ(f.mixer_tensor("w_uk").shape(), (Shape{heads, nope, dc}));
+  ASSERT_EQ(f.mixer_tensor("w_uv").shape(), (Shape{heads, v, dc}));
+  ASSERT_EQ(f.mixer_tensor("kv_a_w").shape(), (Shape{dc + a.head_dim, a.hidden_size}));
   ASSERT_EQ(f.score_bias.numel(), a.moe.num_experts);
   EXPECT_FALSE(f.qkv_w.defined()) << "MLA layers have no fused q/k/v";
+  EXPECT_FALSE(f.o_w.defined()) << "MLA's o_proj is its own tensor (LayerWeights::mixer)";
+  EXPECT_FALSE(f.mixer_tensor("no_such").defined());
   for (int64_t tp : {1, 2, 4}) {
     for (int64_t r = 0; r < tp; ++r) {
       Placement p;
@@ -46,13 +48,16 @@ TEST(MlaWeights, HeadShardsAreSlicesOfTheCheckpointTensorsAndCountedAsPlanned) {
       const int64_t hl = heads / tp, h0 = r * hl;
       for (int64_t h = 0; h < hl; ++h)
         for (int64_t j = 0; j < nope; j += 3) {
-          ASSERT_EQ(at3(s.w_uk, h, j, 1), at3(f.w_uk, h0 + h, j, 1)) << "tp " << tp << " head " << h;
-          ASSERT_EQ(at3(s.w_uv, h, j % v, 2), at3(f.w_uv, h0 + h, j % v, 2)) << "tp " << tp << " head " << h;
+          ASSERT_EQ(at3(s.mixer_tensor("w_uk"), h, j, 1), at3(f.mixer_tensor("w_uk"), h0 + h, j, 1))
+              << "tp " << tp << " head " << h;
+          ASSERT_EQ(at3(s.mixer_tensor("w_uv"), h, j % v, 2), at3(f.mixer_tensor("w_uv"), h0 + h, j % v, 2))
+              << "tp " << tp << " head " << h;
         }
       const int64_t qk = nope + a.head_dim;
-      EXPECT_EQ(at2(s.q_b_w, 0, 5), at2(f.q_b_w, h0 * qk, 5));
-      EXPECT_EQ(at2(s.o_w, 2, 0), at2(f.o_w, 2, h0 * v));
-      EXPECT_EQ(at2(s.kv_a_w, 7, 3), at2(f.kv_a_w, 7, 3)) << "the compressed KV is replicated";
+      EXPECT_EQ(at2(s.mixer_tensor("q_b_w"), 0, 5), at2(f.mixer_tensor("q_b_w"), h0 * qk, 5));
+      EXPECT_EQ(at2(s.mixer_tensor("o_w"), 2, 0), at2(f.mixer_tensor("o_w"), 2, h0 * v));
+      EXPECT_EQ(at2(s.mixer_tensor("kv_a_w"), 7, 3), at2(f.mixer_tensor("kv_a_w"), 7, 3))
+          << "the compressed KV is replicated";
       for (size_t l = 0; l < 2; ++l) {  // layer 0 dense, layer 1 MoE
         ModelWeights one;
         one.layers.push_back(part.layers[l]);

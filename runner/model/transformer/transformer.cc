@@ -66,34 +66,19 @@ Transformer::Transformer(const spec::Architecture& arch, const spec::Workload& w
       rt_(runtime),
       dtype_(weights.dtype),
       max_positions_(workload.max_positions()),
-      mla_(arch.sections.find<spec::MlaSpec>()) {
+      ctx_{arch, pl_, comms, runtime, weights.dtype, pl_.batch_size(workload), max_positions_, rope_, positions_} {
   if (a_.position.kind == spec::PositionKind::kRope) {
     for (const auto& lw : weights_.layers) {
       const spec::LayerType t = a_.layer_type(lw.index);
       if (!rope_.count(t)) rope_[t] = rt_.upload(rope_cache(a_, t, max_positions_, dtype_));
     }
   }
-  reset();
+  for (const auto& lw : weights_.layers) mixers_.push_back(mixer_of(a_, lw.index).make(ctx_, lw.index));
 }
 
 void Transformer::reset() {
-  if (!k_cache_.empty()) {
-    for (Tensor& t : k_cache_) rt_.zero(t);
-    for (Tensor& t : v_cache_) rt_.zero(t);
-    return;
-  }
-  const int64_t b = pl_.batch_size(w_), hk = pl_.kv_heads(a_), d = a_.head_dim;
-  if (mla_ != nullptr) {  // one latent row a token, shared by the heads
-    for (size_t i = 0; i < weights_.layers.size(); ++i)
-      k_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, spec::mla_cache_row(a_, *mla_)}));
-    return;
-  }
-  for (size_t i = 0; i < weights_.layers.size(); ++i) {
-    k_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
-    v_cache_.push_back(rt_.zeros(dtype_, {b, max_positions_, hk, d}));
-  }
+  for (auto& m : mixers_) m->reset();
 }
-
 
 bool Transformer::uses_residual_stream() const {
   return a_.norm.kind == NormKind::kRmsNorm && a_.norm.placement != NormPlacement::kPost &&
@@ -101,27 +86,11 @@ bool Transformer::uses_residual_stream() const {
 }
 
 Tensor Transformer::norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
-  Tensor out = rt_.empty(x.dtype(), x.shape());
-  if (a_.norm.kind == NormKind::kRmsNorm) {
-    rt_.run("rms_norm", role, call({out, x, w}, {a_.norm.eps}));
-  } else {
-    rt_.run("layer_norm", role, call({out, x, w, b}, {a_.norm.eps}));
-  }
-  return out;
-}
-
-Tensor Transformer::head_norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
-  Tensor out = rt_.empty(x.dtype(), x.shape());
-  const bool layer = a_.norm.kind == NormKind::kLayerNorm;
-  rt_.run("head_norm", role,
-          call({out, x, w, layer ? b : Tensor()}, {a_.norm.eps, static_cast<double>(a_.head_dim), layer ? 1.0 : 0.0}));
-  return out;
+  return ctx_.norm(x, w, b, role);
 }
 
 Tensor Transformer::linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role) {
-  Tensor out = rt_.empty(x.dtype(), {x.size(0), w.size(0)});
-  rt_.run("linear", role, call({out, x, w, b}));
-  return out;
+  return ctx_.linear(x, w, b, role);
 }
 
 Tensor Transformer::host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const {
@@ -156,77 +125,6 @@ Transformer::Stream Transformer::embed(const Tensor& ids) {
   }
   if (weights_.embed_norm_w.defined()) x = norm(x, weights_.embed_norm_w, weights_.embed_norm_b, "embed.norm");
   return Stream{x, Tensor()};
-}
-
-Tensor Transformer::attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
-                              int64_t q_len, int64_t q_start) {
-  if (mla_ != nullptr) return mla_attention(w, local, x, seq_begin, seqs, q_len, q_start);
-  const int64_t rows = x.size(0), d = a_.head_dim, hq = pl_.q_heads(a_), hk = pl_.kv_heads(a_);
-  Tensor qkv = linear(x, w.qkv_w, w.qkv_b, "attn.qkv_proj");
-  // q, k and v as contiguous tensors: the ops take them so (vLLM's take strided views).
-  Tensor q = rt_.empty(dtype_, {rows, hq * d});
-  Tensor k = rt_.empty(dtype_, {rows, hk * d});
-  Tensor v = rt_.empty(dtype_, {rows, hk * d});
-  rt_.copy_rows(q, qkv.slice(1, 0, hq * d));
-  rt_.copy_rows(k, qkv.slice(1, hq * d, hk * d));
-  rt_.copy_rows(v, qkv.slice(1, (hq + hk) * d, hk * d));
-  if (a_.attention.qk_norm && a_.attention.qk_norm_full) {
-    q = full_width_norm(
-        q, w.q_norm, hq, a_.num_attention_heads, [&](int64_t r) { return r * hq; }, "attn.q_norm");
-    k = full_width_norm(
-        k, w.k_norm, hk, a_.num_key_value_heads,
-        [&](int64_t r) {
-          Placement other = pl_;
-          other.tp_rank = r;
-          return other.kv_head_begin(a_);
-        },
-        "attn.k_norm");
-  } else if (a_.attention.qk_norm && a_.attention.qk_norm_per_head) {  // each head its own weights
-    q = head_norm(q, w.q_norm, w.q_norm_b, "attn.q_norm");
-    k = head_norm(k, w.k_norm, w.k_norm_b, "attn.k_norm");
-  } else if (a_.attention.qk_norm) {  // each head by the model's norm kind (norm())
-    q = norm(q.reshape({rows * hq, d}), w.q_norm, w.q_norm_b, "attn.q_norm").reshape({rows, hq * d});
-    k = norm(k.reshape({rows * hk, d}), w.k_norm, w.k_norm_b, "attn.k_norm").reshape({rows, hk * d});
-  }
-  const spec::LayerType type = a_.layer_type(w.index);
-  if (a_.layer_has_rope(w.index)) {  // NoPE layers (position.rope_layers) rotate nothing
-    rt_.run("rotary_embedding", "attn.rotary",
-            call({positions_, q, k, rope_.at(type)},
-                 {static_cast<double>(d), a_.position.rope_style == spec::RopeStyle::kNeox ? 1.0 : 0.0}));
-  }
-  Tensor kc = k_cache_[static_cast<size_t>(local)].slice(0, seq_begin, seqs);
-  Tensor vc = v_cache_[static_cast<size_t>(local)].slice(0, seq_begin, seqs);
-  rt_.run("kv_cache_write", "attn.kv_cache_write",
-          call({k.reshape({rows, hk, d}), v.reshape({rows, hk, d}), kc, vc},
-               {static_cast<double>(q_len), static_cast<double>(q_start)}));
-  Tensor o = rt_.empty(dtype_, {rows, hq, d});
-  const double window = type == spec::LayerType::kSliding ? static_cast<double>(*a_.attention.sliding_window) : 0.0;
-  rt_.run("attention", "attn.attention",
-          call({o, q.reshape({rows, hq, d}), kc, vc, w.sinks},
-               {a_.attention_scale(), static_cast<double>(q_len), static_cast<double>(q_start),
-                a_.attention.causal ? 1.0 : 0.0, window, a_.attention.logit_softcap.value_or(0.0)}));
-  Tensor out = linear(o.reshape({rows, hq * d}), w.o_w, pl_.tp_rank == 0 ? w.o_b : Tensor(), "attn.o_proj");
-  rt_.all_reduce(comms_.tp, out, "tp.attn_out");
-  return out;
-}
-
-// OLMo 2's q/k norm: one RMSNorm over all `heads` heads of a token, of which this rank
-// holds `local` (those from head_begin(tp_rank) on). With TP the ranks' blocks are
-// all-gathered into the full width, normalised there and this rank's block taken back,
-// as vLLM's Olmo2Attention does; replicated kv heads are written once per holder.
-Tensor Transformer::full_width_norm(const Tensor& x, const Tensor& weight, int64_t local, int64_t heads,
-                                    const std::function<int64_t(int64_t)>& head_begin, const std::string& role) {
-  const int64_t rows = x.size(0), d = a_.head_dim;
-  if (pl_.tp == 1) return norm(x, weight, Tensor(), role);
-  Tensor gathered = rt_.empty(dtype_, {pl_.tp, rows, local * d});
-  rt_.all_gather(comms_.tp, x, gathered, "tp." + role.substr(role.find('.') + 1) + "_gather");
-  Tensor full = rt_.empty(dtype_, {rows, heads * d});
-  for (int64_t r = 0; r < pl_.tp; ++r)
-    rt_.copy_rows(full.slice(1, head_begin(r) * d, local * d), gathered.slice(0, r, 1).reshape({rows, local * d}));
-  const Tensor normed = norm(full, weight, Tensor(), role);
-  Tensor out = rt_.empty(dtype_, {rows, local * d});
-  rt_.copy_rows(out, normed.slice(1, head_begin(pl_.tp_rank) * d, local * d));
-  return out;
 }
 
 Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
@@ -289,8 +187,8 @@ Tensor Transformer::moe(const LayerWeights& w, const Tensor& x) {
   return out;
 }
 
-// A layer is a list of blocks, each a residual branch: a mixer (attention) and a
-// feed-forward (a dense MLP or an MoE), each with its own norms. The norm placement
+// A layer is a list of blocks, each a residual branch: a mixer (the layer's kind,
+// mixer.h: attention, MLA, ...) and a feed-forward (a dense MLP or an MoE), each with its own norms. The norm placement
 // wraps every block alike:
 //   RMSNorm (pre or sandwich), vLLM's residual stream: h holds the pending branch
 //     output, residual the stream; the first block of the model normalises the stream,
@@ -356,7 +254,9 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
   rt_.set_layer(w.index);
   const Block blocks[] = {
       {"attn", &w.attn_norm_w, &w.attn_norm_b, &w.post_attn_norm_w,
-       [&](const Tensor& x) { return attention(w, local, x, seq_begin, seqs, q_len, q_start); }},
+       [&](const Tensor& x) {
+         return mixers_[static_cast<size_t>(local)]->forward(w, x, MixerStep{seq_begin, seqs, q_len, q_start});
+       }},
       {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w,
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };

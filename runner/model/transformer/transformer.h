@@ -17,12 +17,12 @@
 #pragma once
 
 #include "core/spec/architecture.h"
-#include "core/spec/families/mla.h"
 #include "core/spec/workload.h"
 #include "runner/model/family.h"
 #include "runner/model/lm_parts.h"
 #include "runner/model/model_comms.h"
 #include "runner/model/placement.h"
+#include "runner/model/transformer/mixer.h"
 #include "runner/model/transformer/weights.h"
 #include "runner/runtime.h"
 
@@ -77,20 +77,10 @@ class Transformer final : public Model {
   void parallel_blocks(const Block& attn, const Block& mlp, Stream& s);
   void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,
              int64_t q_start);
-  Tensor attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
-                   int64_t q_len, int64_t q_start);
-  // Multi-head latent attention (mla.cc), the attention of architectures with an mla: section.
-  Tensor mla_attention(const LayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
-                       int64_t q_len, int64_t q_start);
   Tensor mlp(const LayerWeights& w, const Tensor& x);
-  Tensor full_width_norm(const Tensor& x, const Tensor& weight, int64_t local, int64_t heads,
-                         const std::function<int64_t(int64_t)>& head_begin, const std::string& role);
   Tensor moe(const LayerWeights& w, const Tensor& x);
   void head(Stream& s, const MicroBatch& mb);
   Tensor norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
-  // head_norm over [rows, heads x head_dim]: each head its own weight (and, for a
-  // LayerNorm, bias when b is defined) out of w [heads x head_dim].
-  Tensor head_norm(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::string& role);
   Tensor host_positions(int64_t seqs, int64_t q_len, int64_t q_start) const;
 
@@ -103,15 +93,14 @@ class Transformer final : public Model {
   DType dtype_;
   int64_t max_positions_;
   std::map<spec::LayerType, Tensor> rope_;   // cos/sin tables by layer type
-  std::vector<Tensor> k_cache_,
-      v_cache_;  // per local layer [batch, L, Hk_l, D]; MLA: k_cache_ only, [batch, L, Dc + rope]
-  const spec::MlaSpec* mla_ = nullptr;  // the architecture's mla: section, if any
+  Tensor positions_;  // the running micro-batch's positions (staged once a step, not once a layer)
+  LayerContext ctx_;  // what the mixers see (refers to rope_ and positions_)
+  std::vector<std::unique_ptr<Mixer>> mixers_;  // each local layer's (mixer.h)
   // Staged micro-batches by q_len, kept for the model's life: a prefill between two
   // replays of a captured decode step must not move the buffers that step reads.
   std::map<int64_t, std::vector<MicroBatch>> staged_;
   std::vector<MicroBatch>* mbs_ = nullptr;  // the prepared step's
   int64_t q_len_ = 0, q_start_ = 0;
-  Tensor positions_;  // the running micro-batch's positions (staged once a step, not once a layer)
   LayerHook hook_;
   bool all_logits_ = false;
   bool trace_last_ = false;

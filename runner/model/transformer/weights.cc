@@ -3,7 +3,8 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/rng.h"
-#include "core/spec/families/mla.h"
+#include "runner/model/transformer/layer_gen.h"
+#include "runner/model/transformer/mixer.h"
 #include "runner/model/weight_plan.h"
 
 #include <cmath>
@@ -14,136 +15,13 @@ namespace {
 
 using spec::Architecture;
 
-// The weight layout of a shard: which blocks of which global tensors make each tensor.
-struct Gen {
-  const Architecture& a;
-  const Placement& pl;
-  WeightMaker make;
-
-  Planned draw(const std::string& name, int64_t rows_total, int64_t cols_total, int64_t r0, int64_t nr, int64_t c0,
-               int64_t nc, float lo, float hi, float add = 0) const {
-    return plan_block(name, rows_total, cols_total, r0, nr, c0, nc, lo, hi, add);
-  }
-  Planned draw_vector(const std::string& name, int64_t n, float lo, float hi, float add = 0) const {
-    return plan_vector(name, n, 0, n, lo, hi, add);
-  }
-
-  std::string layer_name(int64_t l, const std::string& rest) const { return fmt::format("model.layers.{}.{}", l, rest); }
-
-  // A norm weight of n elements (a q/k norm's), as stored: Gemma's (1 + w) form gets the
-  // offset folded in, so the op multiplies by the tensor.
-  Planned scale(const std::string& name, int64_t n) const {
-    const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;  // Gemma stores w in (1 + w)
-    return draw_vector(name, n, c - 0.2f, c + 0.2f, static_cast<float>(a.norm.weight_offset));
-  }
-  // A hidden-size norm's weight; 1 everywhere, read from no checkpoint, under norm.weight
-  // false (OLMo's non-parametric LayerNorm).
-  Planned norm(const std::string& name) const {
-    if (!a.norm.weight) return Planned{{a.hidden_size}, {}, 1.0f};
-    return scale(name, a.hidden_size);
-  }
-  // A LayerNorm's bias of n elements (the hidden size, or a q/k head's); without one
-  // (norm.bias false, Cohere) a zero one, read from no checkpoint: the same op, and
-  // x * w + 0 is x * w.
-  Planned norm_bias(const std::string& name, int64_t n) const {
-    if (!a.norm.bias) return Planned{{n}, {}};
-    return draw_vector(name, n, -0.1f, 0.1f);
-  }
-  Planned norm_bias(const std::string& name) const { return norm_bias(name, a.hidden_size); }
-
-  // Column-parallel rows [begin, begin + count) of a [rows_total, H] projection.
-  Planned rows(const std::string& name, int64_t rows_total, int64_t begin, int64_t count, int64_t fan_in) const {
-    const float b = linear_bound(fan_in);
-    return draw(name, rows_total, fan_in, begin, count, 0, fan_in, -b, b);
-  }
-  Planned bias_rows(const std::string& name, int64_t total, int64_t begin, int64_t count) const {
-    return plan_vector(name, total, begin, count, -0.1f, 0.1f);
-  }
-  // Row-parallel columns [begin, begin + count) of a [H, cols_total] projection.
-  Planned cols(const std::string& name, int64_t cols_total, int64_t begin, int64_t count) const {
-    const float b = linear_bound(cols_total);
-    return draw(name, a.hidden_size, cols_total, 0, a.hidden_size, begin, count, -b, b);
-  }
-
-  // MLA's attention tensors (mla.h): the heads [h0, h0 + hl) of this rank.
-  void mla(LayerWeights& w, int64_t l, const spec::MlaSpec& m) const {
-    const int64_t h = a.hidden_size, rope = a.head_dim, heads = a.num_attention_heads;
-    const int64_t hl = pl.q_heads(a), h0 = pl.tp_rank * hl;
-    const int64_t qk = m.qk_nope_head_dim + rope, kvb = m.qk_nope_head_dim + m.v_head_dim;
-    if (m.q_lora_rank > 0) {
-      w.q_a_w = make(rows(layer_name(l, "self_attn.q_a_proj.weight"), m.q_lora_rank, 0, m.q_lora_rank, h));
-      w.q_a_norm = make(scale(layer_name(l, "self_attn.q_a_layernorm.weight"), m.q_lora_rank));
-      w.q_b_w = make(rows(layer_name(l, "self_attn.q_b_proj.weight"), heads * qk, h0 * qk, hl * qk, m.q_lora_rank));
-    } else {
-      w.q_b_w = make(rows(layer_name(l, "self_attn.q_proj.weight"), heads * qk, h0 * qk, hl * qk, h));
-    }
-    const int64_t row = spec::mla_cache_row(a, m);
-    w.kv_a_w = make(rows(layer_name(l, "self_attn.kv_a_proj_with_mqa.weight"), row, 0, row, h));
-    w.kv_a_norm = make(scale(layer_name(l, "self_attn.kv_a_layernorm.weight"), m.kv_lora_rank));
-    // kv_b_proj [heads (nope + v), Dc]: each head's nope key rows, then its value rows.
-    const std::string kv_b = layer_name(l, "self_attn.kv_b_proj.weight");
-    std::vector<Planned> uk, uv;
-    for (int64_t i = h0; i < h0 + hl; ++i) {
-      uk.push_back(rows(kv_b, heads * kvb, i * kvb, m.qk_nope_head_dim, m.kv_lora_rank));
-      uv.push_back(rows(kv_b, heads * kvb, i * kvb + m.qk_nope_head_dim, m.v_head_dim, m.kv_lora_rank));
-    }
-    w.w_uk = make(plan_concat(uk, {hl, m.qk_nope_head_dim, m.kv_lora_rank}));
-    w.w_uv = make(plan_concat(uv, {hl, m.v_head_dim, m.kv_lora_rank}));
-    w.o_w = make(
-        cols(layer_name(l, "self_attn.o_proj.weight"), heads * m.v_head_dim, h0 * m.v_head_dim, hl * m.v_head_dim));
-  }
-
+// The weight layout of a shard: which blocks of which global tensors make each tensor
+// (the mixers' in their own files, mixer.h).
+struct Gen : LayerGen {
   LayerWeights layer(int64_t l) const {
     LayerWeights w;
     w.index = l;
-    if (const spec::MlaSpec* m = a.sections.find<spec::MlaSpec>()) {
-      mla(w, l, *m);
-      norms_and_mlp(w, l);
-      return w;
-    }
-    const int64_t h = a.hidden_size, d = a.head_dim;
-    const int64_t hq = pl.q_heads(a), hk = pl.kv_heads(a);
-    const int64_t q0 = pl.tp_rank * hq * d, k0 = pl.kv_head_begin(a) * d;
-    const int64_t qt = a.num_attention_heads * d, kt = a.num_key_value_heads * d;
-    w.qkv_w = make(plan_concat_rows({rows(layer_name(l, "self_attn.q_proj.weight"), qt, q0, hq * d, h),
-                                rows(layer_name(l, "self_attn.k_proj.weight"), kt, k0, hk * d, h),
-                                rows(layer_name(l, "self_attn.v_proj.weight"), kt, k0, hk * d, h)}));
-    if (a.attention.qkv_bias)
-      w.qkv_b = make(plan_concat_vectors({bias_rows(layer_name(l, "self_attn.q_proj.bias"), qt, q0, hq * d),
-                                     bias_rows(layer_name(l, "self_attn.k_proj.bias"), kt, k0, hk * d),
-                                     bias_rows(layer_name(l, "self_attn.v_proj.bias"), kt, k0, hk * d)}));
-    w.o_w = make(cols(layer_name(l, "self_attn.o_proj.weight"), qt, q0, hq * d));
-    if (a.attention.out_bias) w.o_b = make(bias_rows(layer_name(l, "self_attn.o_proj.bias"), h, 0, h));
-    if (a.attention.sinks)
-      w.sinks = make.fp32_in_dtype(
-          plan_vector(layer_name(l, "self_attn.sinks"), a.num_attention_heads, q0 / d, hq, -1.0f, 1.0f));
-    if (a.attention.qk_norm && a.attention.qk_norm_per_head) {
-      // Each head its own weights, stored [heads, d] (Cohere; StableLM's one tensor a
-      // head): this rank's heads' rows.
-      const float c = a.norm.weight_offset != 0 ? 0.0f : 1.0f;
-      const auto per_head = [&](const char* what, int64_t heads, int64_t begin, int64_t count, bool bias) {
-        const std::string name = layer_name(l, fmt::format("self_attn.{}", what));
-        const float lo = bias ? -0.1f : c - 0.2f, hi = bias ? 0.1f : c + 0.2f;
-        Planned p = draw(name, heads, d, begin / d, count, 0, d, lo, hi,
-                         bias ? 0.0f : static_cast<float>(a.norm.weight_offset));
-        p.shape = {count * d};  // the [count, d] block, flat (head_norm's weight is 1-D)
-        return make(p);
-      };
-      w.q_norm = per_head("q_norm.weight", a.num_attention_heads, q0, hq, false);
-      w.k_norm = per_head("k_norm.weight", a.num_key_value_heads, k0, hk, false);
-      if (a.qk_norm_has_bias()) {
-        w.q_norm_b = per_head("q_norm.bias", a.num_attention_heads, q0, hq, true);
-        w.k_norm_b = per_head("k_norm.bias", a.num_key_value_heads, k0, hk, true);
-      }
-    } else if (a.attention.qk_norm) {  // per head [d], or over all heads (OLMo 2), replicated on every rank
-      const bool full = a.attention.qk_norm_full;
-      w.q_norm = make(scale(layer_name(l, "self_attn.q_norm.weight"), full ? qt : d));
-      w.k_norm = make(scale(layer_name(l, "self_attn.k_norm.weight"), full ? kt : d));
-      if (a.qk_norm_has_bias()) {  // per-head LayerNorms (Persimmon)
-        w.q_norm_b = make(norm_bias(layer_name(l, "self_attn.q_norm.bias"), d));
-        w.k_norm_b = make(norm_bias(layer_name(l, "self_attn.k_norm.bias"), d));
-      }
-    }
+    mixer_of(a, l).weights(*this, l, w);
     norms_and_mlp(w, l);
     return w;
   }
@@ -242,7 +120,7 @@ struct Gen {
 };
 
 ModelWeights make_shard(const Architecture& a, const Placement& pl, const WeightMaker& make, bool with_layers = true) {
-  Gen g{a, pl, make};
+  Gen g{{a, pl, make}};
   ModelWeights m;
   m.dtype = make.made_dtype();
   const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
@@ -278,6 +156,18 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Weight
 
 }  // namespace
 
+void LayerWeights::add_mixer(std::string name, Tensor t, bool fp32) {
+  for (const MixerTensor& m : mixer)
+    if (m.name == name) fail(ErrorKind::kInternal, "layer {} has two mixer tensors named {}", index, name);
+  mixer.push_back({std::move(name), std::move(t), fp32});
+}
+
+Tensor LayerWeights::mixer_tensor(const std::string& name) const {
+  for (const MixerTensor& m : mixer)
+    if (m.name == name) return m.tensor;
+  return Tensor();
+}
+
 ModelWeights ModelWeights::generate(const Architecture& a, const Placement& pl, uint64_t seed) {
   return build(a, pl, RandomWeights(seed));
 }
@@ -311,7 +201,7 @@ ModelWeights ModelWeights::streamed(const Architecture& a, const Placement& pl, 
   // Everything outside the layers, made as load() makes it.
   ModelWeights m = make_shard(a, pl, stream->make, /*with_layers=*/false);
   // Each layer's parameters, counted on placeholders (they take no memory).
-  const Gen shapes{a, pl, WeightMaker{nullptr, nullptr, dtype}};
+  const Gen shapes{{a, pl, WeightMaker{nullptr, nullptr, dtype}}};
   const int64_t first = pl.first_layer(a);
   for (int64_t l = first; l < first + pl.layer_count(a); ++l) {
     LayerWeights lw;
@@ -333,7 +223,7 @@ const LayerWeights& ModelWeights::layer(size_t i) const {
   if (s.made == static_cast<int64_t>(i)) return s.current;
   s.current = LayerWeights{};  // give the previous layer's memory back before making this one
   s.made = -1;
-  s.current = Gen{s.arch, s.placement, s.make}.layer(layers[i].index);
+  s.current = Gen{{s.arch, s.placement, s.make}}.layer(layers[i].index);
   // Host staging buffers of a checkpoint's blocks live until their copies are done.
   s.make.backend->synchronize();
   s.made = static_cast<int64_t>(i);
@@ -386,15 +276,9 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
                                                                             {"router_b", &l.router_b},
                                                                             {"w13_b", &l.w13_b},
                                                                             {"w2_b", &l.w2_b},
-                                                                            {"score_bias", &l.score_bias},
-                                                                            {"q_a_w", &l.q_a_w},
-                                                                            {"q_a_norm", &l.q_a_norm},
-                                                                            {"q_b_w", &l.q_b_w},
-                                                                            {"kv_a_w", &l.kv_a_w},
-                                                                            {"kv_a_norm", &l.kv_a_norm},
-                                                                            {"w_uk", &l.w_uk},
-                                                                            {"w_uv", &l.w_uv}})
+                                                                            {"score_bias", &l.score_bias}})
       out.emplace_back(p + name, t);
+    for (auto& x : l.mixer) out.emplace_back(p + x.name, &x.tensor);
   }
   return out;
 }
@@ -412,6 +296,8 @@ ModelWeights ModelWeights::to_dtype(DType d) const {
   for (auto& l : m.layers) {  // sinks and router biases keep fp32 storage (their ops'), with the dtype's values
     if (l.sinks.defined()) l.sinks = l.sinks.to_dtype(DType::kF32);
     if (l.score_bias.defined()) l.score_bias = l.score_bias.to_dtype(DType::kF32);
+    for (auto& x : l.mixer)
+      if (x.fp32 && x.tensor.defined()) x.tensor = x.tensor.to_dtype(DType::kF32);
   }
   return m;
 }

@@ -45,11 +45,21 @@ struct LayerWeights {
   Tensor router_b, w13_b, w2_b;
   // DeepSeek's router: e_score_correction_bias [E] (fp32 storage with the dtype's values).
   Tensor score_bias;
-  // MLA (the mla: section; qkv_w and qkv_b unused): q_a_w [Qr, H] and q_a_norm [Qr], then
-  // q_b_w [Hq_l (nope + rope), Qr] (without q compression, q_b_w is q_proj [.., H]);
-  // kv_a_w [Dc + rope, H] and kv_a_norm [Dc], replicated; this rank's heads of kv_b_proj
-  // split as w_uk [Hq_l, nope, Dc] and w_uv [Hq_l, v, Dc]; o_w [H, Hq_l v].
-  Tensor q_a_w, q_a_norm, q_b_w, kv_a_w, kv_a_norm, w_uk, w_uv;
+  // The layer's tensors of a mixer other than the built-in attention (mixer.h), in the
+  // order the mixer made them: named "layers.<i>.<name>" by named_tensors(). `fp32`
+  // ones keep fp32 storage with the rounded values when the weights are rounded (as
+  // `sinks`).
+  struct MixerTensor {
+    std::string name;
+    Tensor tensor;
+    bool fp32 = false;
+  };
+  std::vector<MixerTensor> mixer;
+  // Adds a mixer tensor; names are unique within a layer (kInternal otherwise).
+  void add_mixer(std::string name, Tensor t, bool fp32 = false);
+  // The mixer tensor `name`; an undefined tensor when the layer has none so named (an
+  // optional one, such as MLA's q_a_w without q compression).
+  Tensor mixer_tensor(const std::string& name) const;
 };
 
 struct LayerStream;  // weights.cc: how streamed weights make their layers
