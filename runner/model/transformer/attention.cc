@@ -7,8 +7,7 @@
 //   rotary_embedding(q, k) on rope layers; kv_cache_write(k, v)
 //   attention(q, cache) with the layer type's sliding window, sinks, soft-cap
 //   out = o_proj(o), all-reduced over TP (its bias added once, by TP rank 0)
-// It takes every layer of an architecture without an `mla:` section.
-#include "core/spec/families/mla.h"
+// The default kind: it takes every layer no other mixer takes.
 #include "runner/model/transformer/mixer.h"
 
 #include <functional>
@@ -19,8 +18,6 @@ namespace {
 kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) {
   return kernels::OpCall{std::move(args), std::move(params)};
 }
-
-bool attention_serves(const spec::Architecture& a, int64_t) { return a.sections.find<spec::MlaSpec>() == nullptr; }
 
 // qkv_w [(Hq_l + 2 Hk_l) D, H] from q_proj, k_proj and v_proj; o_w [H, Hq_l D]; their
 // biases, sinks and q/k norms when the architecture has them.
@@ -184,7 +181,7 @@ std::unique_ptr<Mixer> make_attention(const LayerContext& ctx, int64_t layer) {
 void register_attention_mixer(MixerRegistry& r) {
   MixerKind k;
   k.name = "attention";
-  k.serves = attention_serves;
+  k.is_default = true;
   k.weights = attention_weights;
   k.make = make_attention;
   r.add(std::move(k));

@@ -34,12 +34,16 @@ MixerRegistry& MixerRegistry::global() {
 }
 
 void MixerRegistry::add(MixerKind kind) {
-  const char* missing = kind.serves == nullptr    ? "serves"
-                        : kind.weights == nullptr ? "weights"
-                        : kind.make == nullptr    ? "make"
-                                                  : nullptr;
+  const char* missing = !kind.is_default && kind.serves == nullptr ? "serves"
+                        : kind.weights == nullptr                  ? "weights"
+                        : kind.make == nullptr                     ? "make"
+                                                                   : nullptr;
   if (!kind.name.empty() && missing != nullptr)
     fail(ErrorKind::kInvalidArgument, "transformer mixer '{}' has no {} function", kind.name, missing);
+  if (kind.is_default)
+    for (const std::string& name : table_.names())
+      if (table_.get(name).is_default)
+        fail(ErrorKind::kInvalidArgument, "transformer mixers '{}' and '{}' are both the default", name, kind.name);
   table_.add(std::move(kind));
 }
 
@@ -59,18 +63,22 @@ const MixerKind& mixer_of(const spec::Architecture& a, int64_t layer) {
   register_builtin_mixers();
   const MixerRegistry& r = MixerRegistry::global();
   const MixerKind* found = nullptr;
+  const MixerKind* fallback = nullptr;
   for (const std::string& name : r.names()) {
     const MixerKind& k = r.get(name);
+    if (k.is_default) {
+      fallback = &k;
+      continue;
+    }
     if (!k.serves(a, layer)) continue;
     if (found != nullptr)
       fail(ErrorKind::kInternal, "layer {} of {} is taken by two transformer mixers, '{}' and '{}'", layer, a.name,
            found->name, k.name);
     found = &k;
   }
-  if (found == nullptr)
-    fail(ErrorKind::kUnsupported, "no transformer mixer runs layer {} of {} (mixers: {})", layer, a.name,
-         fmt::join(r.names(), ", "));
-  return *found;
+  if (found != nullptr) return *found;
+  if (fallback == nullptr) fail(ErrorKind::kInternal, "no default transformer mixer is registered");
+  return *fallback;
 }
 
 }  // namespace fk::runner

@@ -2,9 +2,10 @@
 // (transformer.cc): a mixer, which mixes the tokens of a sequence, then a feed-forward
 // (a dense MLP or an MoE). Mixers are plug-ins: each fills a MixerKind (like
 // kernels::OpDef and ModelFamily) in its own file, listed in register_builtin_mixers()
-// (mixer.cc), and a layer runs the one kind whose `serves` takes it. So a hybrid model
-// (attention in some layers, a state-space mixer in the others) is a per-layer choice,
-// and the next mixer is one file plus its ops. Built in: "attention" (multi-head,
+// (mixer.cc), and a layer runs the kind whose `serves` takes it, else the default
+// (attention). So a hybrid model (attention in some layers, a state-space mixer in the
+// others) is a per-layer choice of the new kind alone, and the next mixer is one file
+// plus its ops and a registration line. Built in: "attention" (multi-head,
 // grouped-query and multi-query attention over a KV cache; attention.cc) and "mla"
 // (multi-head latent attention; mla.cc).
 //
@@ -70,8 +71,11 @@ class Mixer {
 
 struct MixerKind {
   std::string name;
-  // Whether layer `layer` (global index) of `a` runs this mixer. Exactly one kind must
-  // take each layer.
+  // The kind that takes every layer no other kind takes (the built-in attention); one
+  // kind is. The others say which layers are theirs with `serves`.
+  bool is_default = false;
+  // Whether layer `layer` (global index) of `a` runs this kind (not for the default).
+  // At most one kind may take a layer.
   bool (*serves)(const spec::Architecture& a, int64_t layer) = nullptr;
   // Makes the layer's tensors of this mixer on g's rank into w (layer_gen.h).
   void (*weights)(const LayerGen& g, int64_t layer, LayerWeights& w) = nullptr;
@@ -82,7 +86,8 @@ struct MixerKind {
 class MixerRegistry {
  public:
   static MixerRegistry& global();
-  // Throws kInvalidArgument for a kind without a name or a function, or a name taken.
+  // Throws kInvalidArgument for a kind without a name or a function, a name taken, or
+  // a second default kind.
   void add(MixerKind kind);
   std::vector<std::string> names() const { return table_.names(); }
   const MixerKind& get(const std::string& name) const { return table_.get(name); }
@@ -91,8 +96,9 @@ class MixerRegistry {
   NamedRegistry<MixerKind> table_{"transformer mixer"};
 };
 
-// The kind that takes layer `layer` of `a` (registers the built-in kinds first). Throws
-// kUnsupported naming the layer when none does, kInternal when two do.
+// The kind that takes layer `layer` of `a`: the one non-default kind whose `serves` takes
+// it, else the default (registers the built-in kinds first). Throws kInternal naming
+// both when two kinds take the layer.
 const MixerKind& mixer_of(const spec::Architecture& a, int64_t layer);
 
 // One registration function per built-in kind.
