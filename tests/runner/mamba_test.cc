@@ -62,6 +62,51 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
   }
 }
 
+// Mamba-2: a rank holds its heads (their gate and x channels, dt, A, D) and its groups'
+// B and C, in the order the mixer splits them; the gated norm's weight whole.
+TEST(Mamba2Weights, ShardsAreTheRanksHeadsAndGroups) {
+  const spec::Architecture a = tiny("mamba-codestral-7b");
+  const RandomWeights src(5);
+  const spec::SsmSpec& ssm = a.sections.get<spec::SsmSpec>();
+  const int64_t i = a.intermediate_size, gn = ssm.n_groups * ssm.state_size, cd = ssm.conv_dim(i);
+  const MambaLayerWeights f = MambaWeights::build(a, Placement{}, src).layers[1];
+  ASSERT_EQ(f.in_proj_w.shape(), (Shape{i + cd + ssm.num_heads, a.hidden_size}));
+  for (int64_t tp : {2}) {
+    for (int64_t rank = 0; rank < tp; ++rank) {
+      Placement p;
+      p.tp = tp;
+      p.tp_rank = rank;
+      const MambaLayerWeights s = MambaWeights::build(a, p, src).layers[1];
+      const int64_t il = i / tp, i0 = rank * il, gl = gn / tp, g0 = rank * gl, hl = ssm.num_heads / tp;
+      const int64_t h0 = rank * hl, cdl = ssm.conv_dim(i, tp);
+      ASSERT_EQ(cdl, il + 2 * gl);
+      ASSERT_EQ(s.in_proj_w.shape(), (Shape{il + cdl + hl, a.hidden_size}));
+      ASSERT_EQ(s.conv_w.shape(), (Shape{cdl, ssm.conv_kernel}));
+      // Local row -> global row of in_proj: z, x, B, C, dt.
+      const auto global_in = [&](int64_t r) {
+        if (r < il) return i0 + r;
+        r -= il;
+        if (r < il) return i + i0 + r;
+        r -= il;
+        if (r < gl) return 2 * i + g0 + r;
+        r -= gl;
+        if (r < gl) return 2 * i + gn + g0 + r;
+        return i + cd + h0 + (r - gl);
+      };
+      for (int64_t r = 0; r < il + cdl + hl; ++r)
+        ASSERT_EQ(at(s.in_proj_w, r, 5), at(f.in_proj_w, global_in(r), 5)) << "tp " << tp << " row " << r;
+      for (int64_t r = 0; r < cdl; ++r)  // the conv's rows: in_proj's x B C rows less the z block
+        ASSERT_EQ(at(s.conv_w, r, 1), at(f.conv_w, global_in(il + r) - i, 1)) << "conv row " << r;
+      for (int64_t h = 0; h < hl; ++h) {
+        ASSERT_EQ(s.a.span<float>()[h], f.a.span<float>()[h0 + h]);
+        ASSERT_EQ(s.dt_bias.span<float>()[h], f.dt_bias.span<float>()[h0 + h]);
+      }
+      ASSERT_EQ(s.gate_norm_w.numel(), i) << "the gated norm's weight is whole";
+      EXPECT_EQ(at(s.out_proj_w, 3, 2), at(f.out_proj_w, 3, i0 + 2));
+    }
+  }
+}
+
 TEST(MambaWeights, LoadedInPlaceEqualsTheHostMasterRoundedAndKeepsItsFp32Parameters) {
   const auto cpu = kernels::backend_create(DeviceKind::kCpu, 0);
   const RandomWeights src(21);

@@ -3,7 +3,8 @@
 // layouts that cannot split the mixer are named; the memory estimate holds a
 // recurrent state that does not grow with the context. Mamba-2 (ssm.version 2): the
 // shipped Codestral spec round-trips and is counted as published; its fields are
-// checked against each other and against version 1; tp > 1 is named.
+// checked against each other and against version 1; TP splits heads and groups, and a
+// tp that divides neither is named.
 #include "core/spec/architecture_write.h"
 #include "core/spec/families/mamba.h"
 #include "core/spec/family.h"
@@ -126,10 +127,22 @@ TEST(Mamba2Spec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
   EXPECT_NEAR(static_cast<double>(e.parameters), 7.29e9, 0.03e9);
   // 64 layers x 4 sequences x (3 conv rows x 10240 + 8192 x 128 states) x 4 bytes.
   EXPECT_EQ(e.kv_cache_bytes, 64LL * 4 * (3 * 10240 + 8192 * 128) * 4);
-  const auto misfits = layout_misfits(a, w, {2, 1, 1});
-  ASSERT_EQ(misfits.size(), 1u);
-  EXPECT_NE(misfits[0].find("gated RMSNorm"), std::string::npos) << misfits[0];
+  // TP splits the heads and the groups of B and C: up to 8 ranks (the groups).
+  for (int64_t tp : {2, 4, 8}) EXPECT_TRUE(layout_misfits(a, w, {tp, 1, 1}).empty()) << "tp " << tp;
   EXPECT_TRUE(layout_misfits(a, w, {1, 2, 1}).empty());
+  const auto sixteen = layout_misfits(a, w, {16, 1, 1});
+  ASSERT_EQ(sixteen.size(), 1u);
+  EXPECT_NE(sixteen[0].find("tp (16) does not divide ssm.n_groups (8)"), std::string::npos) << sixteen[0];
+  const auto three = layout_misfits(a, w, {3, 1, 1});
+  ASSERT_FALSE(three.empty());
+  EXPECT_NE(three[0].find("ssm.num_heads (128)"), std::string::npos) << three[0];
+  // A rank of tp 2 holds half of every layer but the whole gated-norm weight, and half of
+  // the state (its heads' conv channels and scans).
+  const MemoryEstimate tp2 = memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda);
+  const int64_t in_l = 4096 + (4096 + 2 * 4 * 128) + 64;
+  EXPECT_EQ(tp2.largest_layer_parameters,
+            in_l * 4096 + (4096 + 2 * 4 * 128) * (4 + 1) + 3 * 64 + 8192 + 4096 * 4096 + 4096);
+  EXPECT_EQ(tp2.kv_cache_bytes, 64LL * 4 * (3 * (4096 + 2 * 4 * 128) + 4096 * 128) * 4);
 }
 
 TEST(Mamba2Spec, FieldsThatDisagreeAreErrorsAtTheirLine) {

@@ -155,11 +155,14 @@ void mamba_validate(const Architecture& a, const ParseContext& ctx) {
 
 std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workload&, const Layout& l) {
   std::vector<std::string> out;
-  if (a.sections.get<SsmSpec>().mamba2() && l.tp > 1)
+  const SsmSpec& ssm = a.sections.get<SsmSpec>();
+  if (ssm.mamba2() && ssm.num_heads % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide ssm.num_heads ({}), the heads it splits", l.tp, ssm.num_heads));
+  if (ssm.mamba2() && ssm.n_groups % l.tp != 0)
     out.push_back(
-        fmt::format("tp ({}): Mamba-2's gated RMSNorm normalises over every head (HF's MambaRMSNormGated), "
-                    "which a head split would cut; the cross-rank norm is not built, so Mamba-2 runs in tp1",
-                    l.tp));
+        fmt::format("tp ({}) does not divide ssm.n_groups ({}): each rank holds the B and C of its heads' "
+                    "groups (replicating groups over ranks is not built)",
+                    l.tp, ssm.n_groups));
   if (a.intermediate_size % l.tp != 0)
     out.push_back(fmt::format("tp ({}) does not divide intermediate_size ({}), the mixer channels it splits", l.tp,
                               a.intermediate_size));
@@ -171,10 +174,11 @@ std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workl
 // Parameters of one mixer layer on one TP rank (its I / tp channels).
 int64_t mamba_layer_parameters(const Architecture& a, int64_t tp) {
   const SsmSpec& ssm = a.sections.get<SsmSpec>();
-  if (ssm.mamba2()) {  // tp1: in_proj, conv, dt_bias, A, D, the gated norm, out_proj, the layer norm
-    const int64_t h = a.hidden_size, i = a.intermediate_size, cd = ssm.conv_dim(i), heads = ssm.num_heads;
+  if (ssm.mamba2()) {  // in_proj, conv, dt_bias, A, D, the gated norm (whole), out_proj, the layer norm
+    const int64_t h = a.hidden_size, i = a.intermediate_size / tp, cd = ssm.conv_dim(a.intermediate_size, tp);
+    const int64_t heads = ssm.num_heads / tp;
     const int64_t in = i + cd + heads;
-    int64_t p = in * h + cd * ssm.conv_kernel + 3 * heads + i + h * i + h;
+    int64_t p = in * h + cd * ssm.conv_kernel + 3 * heads + a.intermediate_size + h * i + h;
     if (ssm.conv_bias) p += cd;
     if (ssm.proj_bias) p += in + h;
     return p;
@@ -208,12 +212,13 @@ MemoryEstimate mamba_memory_estimate(const Architecture& a, const Workload& w, c
     // The recurrent state replaces the KV cache: the conv window and the scan state of
     // every channel, fp32 in the fp32 run; it does not grow with the context.
     // Mamba-2's conv window spans x, B and C (conv_dim channels).
-    const int64_t conv_channels = ssm.mamba2() ? ssm.conv_dim(il) : il;
+    const int64_t conv_channels = ssm.mamba2() ? ssm.conv_dim(a.intermediate_size, l.tp) : il;
     m.kv_cache_bytes = count * batch * ((ssm.conv_kernel - 1) * conv_channels + il * n) * 4;
     // Per token (fp32): the stream and its norm, x and gate, the conv output, dt, the
     // scan output, the x_proj output; Mamba-2: in_proj's output, the conv's, the scan's,
     // the gated pair and its norm.
-    const int64_t per_token = ssm.mamba2() ? 3 * h + 2 * (il + conv_channels + ssm.num_heads) + 4 * il
+    const int64_t per_token = ssm.mamba2() ? 3 * h + 2 * (il + conv_channels + ssm.num_heads / l.tp) + 4 * il +
+                                                 (l.tp > 1 ? 2 * a.intermediate_size : 0)  // the gathered norm
                                            : 3 * h + 6 * il + ssm.time_step_rank + 2 * n;
     m.activation_bytes = batch * w.seq_len * per_token * 4 + batch * vocab_local * 4;
     if (m.total() > best.total()) best = m;

@@ -28,8 +28,11 @@ struct SsmSpec {
   // no clamp.
   double time_step_limit_min = 0.0, time_step_limit_max = 0.0;
   bool mamba2() const { return version == 2; }
-  // Mamba-2: the conv's channels, x then B then C (intermediate + 2 n_groups N).
-  int64_t conv_dim(int64_t intermediate) const { return intermediate + 2 * n_groups * state_size; }
+  // Mamba-2: the conv's channels, x then B then C (intermediate + 2 n_groups N); on one
+  // of `tp` ranks, its heads' x channels and its groups' B and C (tp divides both).
+  int64_t conv_dim(int64_t intermediate, int64_t tp = 1) const {
+    return intermediate / tp + 2 * (n_groups / tp) * state_size;
+  }
   bool operator==(const SsmSpec&) const = default;
 };
 

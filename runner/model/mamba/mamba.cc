@@ -44,7 +44,7 @@ void Mamba::reset() {
   const int64_t b = pl_.batch_size(w_), il = a_.intermediate_size / pl_.tp;
   // Mamba-2's conv window spans x, B and C; its scan state, [b, heads, head_dim, N], has
   // as many elements as [b, I, N].
-  const int64_t conv_channels = ssm_.mamba2() ? ssm_.conv_dim(il) : il;
+  const int64_t conv_channels = ssm_.mamba2() ? ssm_.conv_dim(a_.intermediate_size, pl_.tp) : il;
   for (size_t i = 0; i < weights_.layers.size(); ++i) {
     conv_state_.push_back(rt_.zeros(dtype_, {b, ssm_.conv_kernel - 1, conv_channels}));
     ssm_state_.push_back(rt_.zeros(DType::kF32, {b, il, ssm_.state_size}));
@@ -95,8 +95,10 @@ Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, 
 
 Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                      int64_t q_len) {
-  const int64_t rows = x.size(0), i = a_.intermediate_size, n = ssm_.state_size, heads = ssm_.num_heads;
-  const int64_t p = ssm_.head_dim, gn = ssm_.n_groups * n, cd = ssm_.conv_dim(i);
+  // This rank's heads and groups (weights.cc): I_l channels, heads / tp, n_groups / tp.
+  const int64_t tp = pl_.tp, rows = x.size(0), n = ssm_.state_size, p = ssm_.head_dim;
+  const int64_t i = a_.intermediate_size / tp, heads = ssm_.num_heads / tp, groups = ssm_.n_groups / tp;
+  const int64_t gn = groups * n, cd = ssm_.conv_dim(a_.intermediate_size, tp);
   const Tensor proj = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");  // z, then x B C, then dt
   // silu_and_mul's input: the gate z in the first half, the scan's output in the second.
   const Tensor pair = rt_.empty(dtype_, {rows, 2 * i});
@@ -112,19 +114,35 @@ Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x,
   const Tensor b = columns(rt_, dtype_, conv, i, gn);
   const Tensor c = columns(rt_, dtype_, conv, i + gn, gn);
   Tensor y = rt_.empty(dtype_, {rows, i});
-  const Shape heads_shape = {seqs, q_len, heads, p}, groups_shape = {seqs, q_len, ssm_.n_groups, n};
+  const Shape heads_shape = {seqs, q_len, heads, p}, groups_shape = {seqs, q_len, groups, n};
   rt_.run("ssd_scan", "mixer.ssd_scan",
           call({y.reshape(heads_shape), xs.reshape(heads_shape), dt.reshape({seqs, q_len, heads}), w.a,
                 b.reshape(groups_shape), c.reshape(groups_shape), w.d, Tensor(), w.dt_bias,
                 ssm_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs).reshape({seqs, heads, p, n})},
                {1.0, ssm_.time_step_limit_min, ssm_.time_step_limit_max}));
-  // HF's MambaRMSNormGated: rms_norm(y * silu(z)) over all I channels.
+  // HF's MambaRMSNormGated: rms_norm(y * silu(z)) over all I channels. With TP the ranks'
+  // channel blocks are all-gathered into the full width (in rank order, as the channels
+  // are), normalised there and this rank's block taken back.
   rt_.copy_rows(pair.slice(1, i, i), y);
   Tensor gated = rt_.empty(dtype_, {rows, i});
   rt_.run("silu_and_mul", "mixer.gate", call({gated, pair}));
-  Tensor normed = rt_.empty(dtype_, {rows, i});
-  rt_.run("rms_norm", "mixer.gate_norm", call({normed, gated, w.gate_norm_w}, {a_.norm.eps}));
-  return linear(normed, w.out_proj_w, w.out_proj_b, "mixer.out_proj");
+  Tensor full = gated;
+  if (tp > 1) {
+    Tensor gathered = rt_.empty(dtype_, {tp, rows, i});
+    rt_.all_gather(comms_.tp, gated, gathered, "tp.gate_norm_gather");
+    full = rt_.empty(dtype_, {rows, tp * i});
+    for (int64_t r = 0; r < tp; ++r) rt_.copy_rows(full.slice(1, r * i, i), gathered.slice(0, r, 1).reshape({rows, i}));
+  }
+  Tensor normed = rt_.empty(dtype_, full.shape());
+  rt_.run("rms_norm", "mixer.gate_norm", call({normed, full, w.gate_norm_w}, {a_.norm.eps}));
+  if (tp > 1) {
+    Tensor own = rt_.empty(dtype_, {rows, i});
+    rt_.copy_rows(own, normed.slice(1, pl_.tp_rank * i, i));
+    normed = own;
+  }
+  Tensor out = linear(normed, w.out_proj_w, pl_.tp_rank == 0 ? w.out_proj_b : Tensor(), "mixer.out_proj");
+  rt_.all_reduce(comms_.tp, out, "tp.mixer_out");
+  return out;
 }
 
 Tensor Mamba::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {

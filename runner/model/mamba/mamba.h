@@ -7,11 +7,15 @@
 //   dt, B, C = split(x_proj(x))                  row-parallel, all-reduced over TP
 //   y  = selective_scan(x, dt_proj(dt), A, B, C, D, z, dt_bias; ssm_state)
 //   out_proj(y)                                  row-parallel, all-reduced over TP
-// Mamba-2 layers (ssm.version 2, HF Mamba2Mixer; tp1) instead:
+// Mamba-2 layers (ssm.version 2, HF Mamba2Mixer) instead:
 //   z, xBC, dt = split(in_proj(x))                gate I, x B C conv_dim, one dt a head
 //   xBC = silu(causal_conv1d(xBC; conv_state))
 //   y  = ssd_scan(x, dt, A, B, C, D, dt_bias; ssm_state)   heads of head_dim, groups of B, C
 //   out_proj(rms_norm(silu(z) * y))              HF's MambaRMSNormGated, over all I
+// TP splits the heads (their x and gate channels, dt, A, D) and the groups of B and C,
+// as vLLM's MambaMixer2 does; the gated norm runs over every channel, so its input is
+// all-gathered over TP (tp.gate_norm_gather) and each rank keeps its block of the
+// output; out_proj is row-parallel, all-reduced.
 // The residual stream is vLLM's (fused add + RMSNorm). Each rank keeps, per local
 // layer, conv_state [batch, W - 1, I_l] in the activation dtype and ssm_state
 // [batch, I_l, N] in fp32; a step continues every sequence from where the previous one

@@ -33,32 +33,56 @@ struct Gen {
     return plan_vector(n, inter(), i0(), il(), lo, hi);
   }
 
-  // Mamba-2's layer, whole (its layouts are tp1: core/spec/families/mamba.cc).
+  // Mamba-2's layer on this rank: its heads [h0, h0 + hl) (x channels [i0, i0 + I_l), the
+  // gate's likewise, dt, dt_bias, A, D) and its groups [g0, g0 + gl) of B and C (tp divides
+  // num_heads and n_groups: core/spec/families/mamba.cc); the gated norm's weight whole
+  // (the norm runs over every channel, gathered across TP); out_proj's columns.
   MambaLayerWeights layer2(int64_t l) const {
     const spec::SsmSpec& s = a.sections.get<spec::SsmSpec>();
-    if (pl.tp != 1) fail(ErrorKind::kInternal, "Mamba-2 layers are made for tp1, not tp {}", pl.tp);
-    const int64_t h = a.hidden_size, i = inter(), cd = s.conv_dim(i), heads = s.num_heads, rows = i + cd + heads;
+    const int64_t h = a.hidden_size, i = inter(), n = s.state_size, gn = s.n_groups * n, cd = s.conv_dim(i);
+    const int64_t heads = s.num_heads, rows = i + cd + heads;
+    const int64_t hl = heads / pl.tp, h0 = pl.tp_rank * hl, gnl = gn / pl.tp, g0 = pl.tp_rank * gnl;
     MambaLayerWeights w;
     w.index = l;
-    // Every tensor whole: the vector of n elements, the [r, c] matrix.
-    const auto vec = [&](const char* rest, int64_t n, float lo, float hi) {
-      return plan_vector(name(l, rest), n, 0, n, lo, hi);
+    const auto vec = [&](const char* rest, int64_t n_total, int64_t begin, int64_t count, float lo, float hi) {
+      return plan_vector(name(l, rest), n_total, begin, count, lo, hi);
     };
-    const auto mat = [&](const char* rest, int64_t r, int64_t c, float bound) {
-      return plan_block(name(l, rest), r, c, 0, r, 0, c, -bound, bound);
+    // This rank's rows of a tensor laid out [x I | B gn | C gn] from row `base` on (in_proj
+    // after z; the conv's own rows from 0).
+    const auto xbc_rows = [&](auto&& part, int64_t base) {
+      return std::vector<Planned>{part(base + i0(), il()), part(base + i + g0, gnl), part(base + i + gn + g0, gnl)};
     };
-    w.norm_w = make(vec("norm.weight", h, 0.8f, 1.2f));
-    w.in_proj_w = make(mat("mixer.in_proj.weight", rows, h, linear_bound(h)));
-    if (s.proj_bias) w.in_proj_b = make(vec("mixer.in_proj.bias", rows, -0.1f, 0.1f));
-    w.conv_w = make(mat("mixer.conv1d.weight", cd, s.conv_kernel, linear_bound(s.conv_kernel)));
-    if (s.conv_bias) w.conv_b = make(vec("mixer.conv1d.bias", cd, -0.1f, 0.1f));
-    w.dt_bias = make.fp32(vec("mixer.dt_bias", heads, -4.6f, -2.3f));
+    const std::string in = name(l, "mixer.in_proj.weight");
+    const float bh = linear_bound(h);
+    const auto in_rows = [&](int64_t r0, int64_t nr) { return plan_block(in, rows, h, r0, nr, 0, h, -bh, bh); };
+    std::vector<Planned> in_parts = {in_rows(i0(), il())};  // the gate z
+    for (Planned& p : xbc_rows(in_rows, i)) in_parts.push_back(std::move(p));
+    in_parts.push_back(in_rows(i + cd + h0, hl));  // dt
+    w.norm_w = make(plan_vector(name(l, "norm.weight"), h, 0, h, 0.8f, 1.2f));
+    w.in_proj_w = make(plan_concat_rows(in_parts));
+    if (s.proj_bias) {
+      const auto in_b = [&](int64_t b0, int64_t nb) { return vec("mixer.in_proj.bias", rows, b0, nb, -0.1f, 0.1f); };
+      std::vector<Planned> parts = {in_b(i0(), il())};
+      for (Planned& p : xbc_rows(in_b, i)) parts.push_back(std::move(p));
+      parts.push_back(in_b(i + cd + h0, hl));
+      w.in_proj_b = make(plan_concat_vectors(parts));
+    }
+    const std::string conv = name(l, "mixer.conv1d.weight");
+    const float bk = linear_bound(s.conv_kernel);
+    w.conv_w = make(plan_concat_rows(xbc_rows(
+        [&](int64_t r0, int64_t nr) { return plan_block(conv, cd, s.conv_kernel, r0, nr, 0, s.conv_kernel, -bk, bk); },
+        0)));
+    if (s.conv_bias)
+      w.conv_b = make(plan_concat_vectors(
+          xbc_rows([&](int64_t b0, int64_t nb) { return vec("mixer.conv1d.bias", cd, b0, nb, -0.1f, 0.1f); }, 0)));
+    w.dt_bias = make.fp32(vec("mixer.dt_bias", heads, h0, hl, -4.6f, -2.3f));
     const float log_h = std::log(static_cast<float>(std::max<int64_t>(heads, 2)));
-    w.a = make.fp32(vec("mixer.A_log", heads, 0.0f, log_h), neg_exp);
-    w.d = make.fp32(vec("mixer.D", heads, 0.5f, 1.5f));
-    w.gate_norm_w = make(vec("mixer.norm.weight", i, 0.8f, 1.2f));
-    w.out_proj_w = make(mat("mixer.out_proj.weight", h, i, linear_bound(i)));
-    if (s.proj_bias) w.out_proj_b = make(vec("mixer.out_proj.bias", h, -0.1f, 0.1f));
+    w.a = make.fp32(vec("mixer.A_log", heads, h0, hl, 0.0f, log_h), neg_exp);
+    w.d = make.fp32(vec("mixer.D", heads, h0, hl, 0.5f, 1.5f));
+    w.gate_norm_w = make(vec("mixer.norm.weight", i, 0, i, 0.8f, 1.2f));
+    const float bi = linear_bound(i);
+    w.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, i0(), il(), -bi, bi));
+    if (s.proj_bias) w.out_proj_b = make(vec("mixer.out_proj.bias", h, 0, h, -0.1f, 0.1f));
     return w;
   }
 

@@ -40,9 +40,10 @@ struct MambaLayerWeights {
   Tensor dt_proj_w;             // [I_l, R]
   Tensor dt_bias, a, d;         // fp32: [I_l], [I_l, N], [I_l]
   Tensor out_proj_w, out_proj_b;  // [H, I_l], [H] (full) or undefined
-  // Mamba-2 (ssm.version 2, tp1) instead: in_proj [I + conv_dim + heads, H] (gate z, then
-  // x, B and C, then dt); conv over conv_dim; dt_bias, a (= -exp(A_log)) and d fp32
-  // [heads]; no x_proj or dt_proj; gate_norm_w [I], the gated RMSNorm's weight.
+  // Mamba-2 (ssm.version 2) instead, the rank's heads and groups: in_proj [I_l + cd_l +
+  // heads_l, H] (gate z, then x, B and C, then dt; cd_l = I_l + 2 (n_groups / tp) N);
+  // conv over cd_l; dt_bias, a (= -exp(A_log)) and d fp32 [heads_l]; no x_proj or
+  // dt_proj; gate_norm_w [I] whole, the gated RMSNorm's weight.
   Tensor gate_norm_w;
 };
 
