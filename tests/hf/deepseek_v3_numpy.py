@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """DeepSeek-V3 against an independent numpy port of HF transformers' DeepseekV3ForCausalLM.
 
-Until the HF parity fixture (tests/fixtures/hf/deepseek_v3, made with transformers on the
-GPU machine) exists, this checks the same path another way: it writes a tiny DeepSeek-V3
+Beside the HF parity fixture (tests/fixtures/hf/deepseek_v3, made with transformers on the
+GPU machine; its YaRN variant is not shipped yet), this checks the same path another way,
+YaRN included: it writes a tiny DeepSeek-V3
 checkpoint with HF's tensor names and config.json keys (random weights, numpy), computes
 the logits with a numpy port of HF's forward in its naive form (keys and values
 decompressed per head, the grouped sigmoid router with the correction bias, the shared
