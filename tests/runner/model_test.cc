@@ -649,7 +649,7 @@ TEST(ShapePass, FindsTheInstancesOfTheBaselineRun) {
         c.placement.tp = tp;
         c.placement.tp_rank = tp - 1;
         c.seed = 3;
-        if (!spec::layout_misfits(c.arch, c.workload, spec::Layout{tp, 1, 1}).empty()) continue;  // Mamba-2: tp1
+        if (!spec::layout_misfits(c.arch, c.workload, spec::Layout{tp, 1, 1}).empty()) continue;
         const ModelStageOutput run = model_stage_run(c);
         const std::vector<InstanceRecord> shapes = model_stage_instances(c);
         ASSERT_FALSE(run.instances.empty()) << name;

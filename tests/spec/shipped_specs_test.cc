@@ -33,21 +33,14 @@ TEST(ShippedSpecs, ElevenArchitecturesAreValidWithSourcesAndTinyPresets) {
     const auto tiny = *doc->select("tiny");
     EXPECT_LE(tiny.hidden_size, 256) << f;
     EXPECT_LE(tiny.vocab_size, 1024) << f;
-    // Tiny presets must run the layouts the integration tests use (1, 2 and 4 ranks);
-    // Mamba-2's run in tp1 only, and say so for the others.
+    // Tiny presets must run the layouts the integration tests use (1, 2 and 4 ranks).
     spec::Workload w;
     w.batch = 4;
     w.seq_len = 32;
     w.decode_steps = tiny.attention.causal ? 2 : 0;
-    const bool tp1_only = tiny.sections.has(spec::SsmSpec::kKey) && tiny.sections.get<spec::SsmSpec>().mamba2();
     for (auto l : {spec::Layout{1, 1, 1}, spec::Layout{2, 1, 1}, spec::Layout{1, 2, 1}, spec::Layout{2, 2, 1},
                    spec::Layout{4, 1, 1}, spec::Layout{1, 4, 1}, spec::Layout{1, 1, 4}}) {
       const auto m = spec::layout_misfits(tiny, w, l);
-      if (tp1_only && l.tp > 1) {
-        ASSERT_EQ(m.size(), 1u) << f << " " << l.name();
-        EXPECT_NE(m[0].find("gated RMSNorm"), std::string::npos) << m[0];
-        continue;
-      }
       EXPECT_TRUE(m.empty()) << f << " " << l.name() << ": " << (m.empty() ? "" : m[0]);
     }
     names.insert(doc->full.name);

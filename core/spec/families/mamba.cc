@@ -6,8 +6,8 @@
 // and D column-parallel; x_proj and out_proj row-parallel, each followed by an
 // all-reduce); pipeline parallelism splits the layers. `ssm.version: 2` makes the layers
 // Mamba-2's (HF Mamba2ForCausalLM: in_proj to gate, x, B, C and one dt a head, the conv
-// over x, B and C, the SSD scan, a gated RMSNorm over all heads, out_proj); those run in
-// tp1 only (the norm spans every head) and split by layers in PP. The runner side is
+// over x, B and C, the SSD scan, a gated RMSNorm over all heads, out_proj); TP splits
+// their heads and groups (tp divides num_heads and n_groups), PP their layers. The runner side is
 // runner/model/mamba/.
 #include "core/spec/families/mamba.h"
 #include "core/spec/family.h"

@@ -59,7 +59,7 @@ class Mamba final : public Model {
   using MicroBatch = lm::MicroBatch;  // ids and logits; no positions (the states carry them)
   Tensor mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                int64_t q_len);
-  // Mamba-2's (tp1).
+  // Mamba-2's (the rank's heads and groups).
   Tensor mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                 int64_t q_len);
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role);

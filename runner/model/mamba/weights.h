@@ -8,8 +8,8 @@
 // A = -exp(A_log), D and dt_proj's bias stay fp32 in every run (vLLM keeps them so);
 // everything else is in the activation dtype.
 //
-// Mamba-2 layers (tp1): in_proj, conv1d, dt_bias, A_log, D, norm (the gated RMSNorm)
-// and out_proj of HF Mamba2Mixer, whole.
+// Mamba-2 layers: in_proj, conv1d, dt_bias, A_log, D, norm (the gated RMSNorm) and
+// out_proj of HF Mamba2Mixer, the rank's heads and groups of each (the norm whole).
 //
 // Random values (docs/runner.md): linear weights U(-a, a) with a = sqrt(3 / fan_in),
 // the conv's fan-in its width; embeddings U(-sqrt(3), sqrt(3)); norm weights U(0.8, 1.2);
