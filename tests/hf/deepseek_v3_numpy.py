@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """DeepSeek-V3 against an independent numpy port of HF transformers' DeepseekV3ForCausalLM.
 
-Beside the HF parity fixture (tests/fixtures/hf/deepseek_v3, made with transformers on the
-GPU machine; its YaRN variant is not shipped yet), this checks the same path another way,
-YaRN included: it writes a tiny DeepSeek-V3
+Beside the HF parity fixtures (tests/fixtures/hf/deepseek_v3 and deepseek_v3-yarn, made
+with transformers on the GPU machine), this checks the same path another way, with a
+forward written from HF's code rather than run by it: it writes a tiny DeepSeek-V3
 checkpoint with HF's tensor names and config.json keys (random weights, numpy), computes
 the logits with a numpy port of HF's forward in its naive form (keys and values
 decompressed per head, the grouped sigmoid router with the correction bias, the shared

@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "glm4", "granitemoe", "granitemoeshared", "gpt_oss", "falcon", "gpt_neo",
                                            "biogpt", "roberta", "xlm-roberta", "camembert", "electra", "distilbert",
                                            "arcee", "nemotron", "smollm3", "cohere2", "persimmon", "qwen3-yarn",
-                                           "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3"));
+                                           "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3", "deepseek_v3-yarn"));
 
 // Falcon's grouped query_key_value at its two ends: one kv group per head is GPT-NeoX's
 // per-head interleave, one group for all heads is q rows, then k, then v. Row r of a
