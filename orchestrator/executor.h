@@ -24,6 +24,7 @@ struct LaunchRequest {
   int ranks = 1;                     // MPI ranks the attempt needs
   double time_limit_s = 600;         // wall-clock limit of the attempt
   std::string heartbeat;             // "host:port" fk-runner reports progress to ("" = none)
+  double heartbeat_interval_s = 0;   // fk-runner's --heartbeat-interval (0 = its default)
   std::vector<std::string> runner_args;  // extra fk-runner arguments (--only, --quarantine...)
   std::string log_file;              // where the attempt's stdout/stderr go
   // No CPU binding for the ranks (jobs on a device, whose host threads draw inputs and

@@ -1,14 +1,20 @@
 #include "orchestrator/heartbeat.h"
 
+#include <fmt/format.h>
+#include <algorithm>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace fk::orchestrator {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
+
+double heartbeat_interval_for(double timeout_s) {
+  if (timeout_s <= 0) return 0;
+  return std::clamp(timeout_s / 5, 0.2, 2.0);
+}
 
 HeartbeatServer::HeartbeatServer(asio::io_context& io, const std::string& bind_address)
     : acceptor_(io, tcp::endpoint(asio::ip::make_address(bind_address), 0)) {

@@ -16,6 +16,12 @@
 
 namespace fk::orchestrator {
 
+// The interval fk-runner sends heartbeats at under a silence timeout of `timeout_s`:
+// five chances per timeout window, at most every 2 s (its default), at least every 0.2 s;
+// 0 (fk-runner's default) when there is no timeout. A busy node that delays one beat
+// then does not stop a working attempt.
+double heartbeat_interval_for(double timeout_s);
+
 class HeartbeatServer {
  public:
   using Clock = std::chrono::steady_clock;

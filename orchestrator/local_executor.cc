@@ -37,6 +37,8 @@ std::vector<std::string> LocalExecutor::command(const LaunchRequest& r) {
   for (const auto& id : r.job_ids) ids += (ids.empty() ? "" : ",") + id;
   o.runner_args.insert(o.runner_args.begin(), {"--only", ids, "--attempt", r.attempt_id});
   if (!r.heartbeat.empty()) o.runner_args.insert(o.runner_args.end(), {"--heartbeat", r.heartbeat});
+  if (!r.heartbeat.empty() && r.heartbeat_interval_s > 0)
+    o.runner_args.insert(o.runner_args.end(), {"--heartbeat-interval", fmt::format("{:g}", r.heartbeat_interval_s)});
   return launch_command(o);
 }
 

@@ -234,6 +234,7 @@ class Orchestrator {
     r.unbound = job.backend != DeviceKind::kCpu;
     r.time_limit_s = job.time_limit_s;
     r.heartbeat = heartbeat_->address(executor_->name() == "slurm" ? hostname() : "127.0.0.1");
+    r.heartbeat_interval_s = heartbeat_interval_for(heartbeat_timeout_);
     r.log_file = log_path(r.attempt_id);
     r.runner_args = {"--force"};
     if (t.quarantined)

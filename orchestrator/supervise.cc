@@ -58,6 +58,7 @@ SupervisedAttempt supervise_local(LaunchRequest request, const SuperviseOptions&
   LocalExecutor executor(io, std::max(1, request.ranks));
   HeartbeatServer heartbeat(io, "127.0.0.1");
   request.heartbeat = heartbeat.address("127.0.0.1");
+  request.heartbeat_interval_s = heartbeat_interval_for(o.heartbeat_timeout_s);
   SupervisedAttempt out;
   std::optional<AttemptResult> ended;
   std::string hung;

@@ -360,7 +360,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "Threads per rank (default: cores / ranks on the node)");
   app.add_option("--heartbeat", o.heartbeat, "host:port of the orchestrator's heartbeat listener");
   app.add_option("--attempt", o.attempt, "Attempt id to report in heartbeats");
-  app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default 2)");
+  app.add_option("--heartbeat-interval", o.heartbeat_interval, "Seconds between heartbeats (default 2)")
+      ->check(CLI::Range(0.05, 3600.0));
   app.add_option("--quarantine", o.quarantine, "Report the jobs' candidates CRASHED with this reason; do not load them");
   app.add_flag("--collectives", o.collectives, "Run the collectives bandwidth probe instead of jobs");
   app.add_option("--min-bytes", o.min_bytes, "Probe: smallest message (e.g. 8, 1K)");

@@ -83,6 +83,8 @@ std::vector<std::string> slurm_runner_command(const LaunchRequest& r, const std:
   }
   cmd.insert(cmd.end(), {"--attempt", r.attempt_id});
   if (!r.heartbeat.empty()) cmd.insert(cmd.end(), {"--heartbeat", r.heartbeat});
+  if (!r.heartbeat.empty() && r.heartbeat_interval_s > 0)
+    cmd.insert(cmd.end(), {"--heartbeat-interval", fmt::format("{:g}", r.heartbeat_interval_s)});
   cmd.insert(cmd.end(), r.runner_args.begin(), r.runner_args.end());
   return cmd;
 }

@@ -26,7 +26,7 @@ case $case in
     ;;
   hang)
     start=$SECONDS
-    out=$(FK_RUNNER_FAULT=hang:1 timeout 300 "${check[@]}" --heartbeat-timeout 5 2>&1); rc=$?
+    out=$(FK_RUNNER_FAULT=hang:1 timeout 300 "${check[@]}" --heartbeat-timeout 8 2>&1); rc=$?
     [ $rc -eq 1 ] || fail "exited $rc, expected 1 (124: fk check hung): $out"
     grep -q "no heartbeat for" <<<"$out" || fail "hang not stopped by the heartbeat watch: $out"
     table_shows_tp1 "$out" || fail "no table of the jobs that finished: $out"

@@ -1,6 +1,8 @@
 // The mpirun command line of a local attempt: jobs on a device start unbound (their host
 // threads are many), CPU jobs keep Open MPI's binding.
 #include "orchestrator/launch.h"
+#include "orchestrator/heartbeat.h"
+#include "orchestrator/local_executor.h"
 
 #include <gtest/gtest.h>
 
@@ -32,6 +34,30 @@ TEST(Launch, DeviceJobsStartUnboundCpuJobsKeepTheBinding) {
   EXPECT_EQ(dev.back(), "a");
   EXPECT_EQ(dev[1], "-np");
   EXPECT_EQ(dev[2], "2");
+}
+
+// fk-runner beats five times per silence window (at most every 2 s, at least every
+// 0.2 s), so one beat delayed on a busy node does not stop a working attempt.
+TEST(Launch, HeartbeatIntervalFollowsTheTimeout) {
+  EXPECT_DOUBLE_EQ(heartbeat_interval_for(600), 2.0);
+  EXPECT_DOUBLE_EQ(heartbeat_interval_for(5), 1.0);
+  EXPECT_DOUBLE_EQ(heartbeat_interval_for(0.5), 0.2);
+  EXPECT_DOUBLE_EQ(heartbeat_interval_for(0), 0.0);  // no watch: fk-runner's default
+  LaunchRequest r;
+  r.attempt_id = "a.a1";
+  r.job_ids = {"a"};
+  r.jobs_file = "jobs.json";
+  r.results_dir = "out";
+  r.heartbeat = "127.0.0.1:9";
+  r.heartbeat_interval_s = heartbeat_interval_for(5);
+  const auto cmd = LocalExecutor::command(r);
+  const auto it = std::find(cmd.begin(), cmd.end(), "--heartbeat-interval");
+  ASSERT_NE(it, cmd.end());
+  ASSERT_NE(it + 1, cmd.end());
+  EXPECT_EQ(*(it + 1), "1");
+  r.heartbeat.clear();  // no listener: no heartbeat arguments at all
+  const auto quiet = LocalExecutor::command(r);
+  EXPECT_EQ(std::find(quiet.begin(), quiet.end(), "--heartbeat-interval"), quiet.end());
 }
 
 }  // namespace

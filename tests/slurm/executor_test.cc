@@ -38,6 +38,7 @@ TEST(SlurmExecutor, CompletedIsSucceededAndTheScriptCarriesTheRequest) {
   ExecutorHarness h;
   LaunchRequest r = h.request("llama.tp2.a1", 4, 600);
   r.heartbeat = "head:4242";
+  r.heartbeat_interval_s = 0.5;
   r.runner_args = {"--force"};
   const AttemptResult res = h.run(r);
   EXPECT_EQ(res.end, AttemptEnd::kSucceeded) << res.reason;
@@ -52,7 +53,8 @@ TEST(SlurmExecutor, CompletedIsSucceededAndTheScriptCarriesTheRequest) {
   EXPECT_NE(script.find("#SBATCH --requeue\n"), std::string::npos) << script;
   EXPECT_NE(script.find("srun --mpi=pmix --ntasks=4 --kill-on-bad-exit=1 /bin/sh -c"), std::string::npos) << script;
   EXPECT_NE(script.find("/ranks /opt/fk/bin/fk-runner --jobs"), std::string::npos) << script;
-  EXPECT_NE(script.find("--only llama --attempt llama.tp2.a1 --heartbeat head:4242 --force"), std::string::npos)
+  EXPECT_NE(script.find("--only llama --attempt llama.tp2.a1 --heartbeat head:4242 --heartbeat-interval 0.5 --force"),
+            std::string::npos)
       << script;
   EXPECT_NE(script.find("SLURM_RESTART_COUNT"), std::string::npos);
   // The script is kept in the attempt folder, next to what the "script" wrote.
