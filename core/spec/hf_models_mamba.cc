@@ -4,10 +4,19 @@
 // (Mamba2ForCausalLM, Mamba2Config): the same stack with Mamba-2 mixers (ssm.version 2),
 // the LM head untied by default.
 //
+// Jamba (JambaForCausalLM, JambaConfig): a transformer (model_family transformer) whose
+// layers are Mamba-1 mixers except every attn_layer_period-th from attn_layer_offset,
+// which keep attention (no rope, no biases); every expert_layer_period-th layer from
+// expert_layer_offset has an MoE of num_experts experts of intermediate_size, top
+// num_experts_per_tok of the softmax, not renormalised (JambaSparseMoeBlock), the others
+// a gated MLP. The Mamba layers (the transformer's `mamba:` section,
+// core/spec/families/mamba_layers.h) normalise dt, B and C with RMSNorms.
+//
 // Keys of the original mamba_ssm configs that HF conversions still carry (d_model,
 // n_layer, rms_norm, fused_add_norm, ssm_cfg, pad_vocab_size_multiple) are accepted
 // when they agree with the HF keys.
 #include "core/spec/families/mamba.h"
+#include "core/spec/families/mamba_layers.h"
 #include "core/spec/hf_models.h"
 
 #include <cmath>
@@ -63,20 +72,24 @@ SsmSpec& fill_mamba_common(ConfigReader& r, Architecture& a, int64_t hidden, int
   return ssm;
 }
 
+// The dt projection's rank under `key`: an integer, or "auto" (also null or absent, the
+// class default) for MambaConfig's and JambaConfig's math.ceil(hidden_size / 16).
+int64_t read_time_step_rank(ConfigReader& r, const char* key, int64_t hidden) {
+  const Json* rank = r.get(key);
+  if (rank == nullptr || rank->is_null() || *rank == "auto") {
+    const int64_t auto_rank = (hidden + 15) / 16;
+    if (rank == nullptr) r.note_default(key, fmt::format("auto, ceil(hidden_size / 16) = {}", auto_rank));
+    return auto_rank;
+  }
+  if (!rank->is_number_integer()) r.fail_value(key, *rank, "an integer or \"auto\"");
+  return r.integer(key, limits::kSsmTimeStepRank);
+}
+
 }  // namespace
 
 void fill_mamba(ConfigReader& r, Architecture& a) {
   SsmSpec& ssm = fill_mamba_common(r, a, 768, 32, 50280, 16, true);
-  const Json* rank = r.get("time_step_rank");
-  if (rank == nullptr || rank->is_null() || *rank == "auto") {
-    ssm.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
-    if (rank == nullptr)
-      r.note_default("time_step_rank", fmt::format("auto, ceil(hidden_size / 16) = {}", ssm.time_step_rank));
-  } else if (rank->is_number_integer()) {
-    ssm.time_step_rank = r.integer("time_step_rank", limits::kSsmTimeStepRank);
-  } else {
-    r.fail_value("time_step_rank", *rank, "an integer or \"auto\"");
-  }
+  ssm.time_step_rank = read_time_step_rank(r, "time_step_rank", a.hidden_size);
   // time_step_* and rescale_prenorm_residual set the initialisation; residual_in_fp32
   // and fused_add_norm the precision and fusion of the residual add (vLLM keeps the
   // residual in the activation dtype, as here); use_mambapy and use_associative_scan
@@ -130,6 +143,55 @@ void fill_mamba2(ConfigReader& r, Architecture& a) {
   r.ignore({"chunk_size", "time_step_rank", "time_step_min", "time_step_max", "time_step_floor",
             "rescale_prenorm_residual", "residual_in_fp32", "fused_add_norm", "norm_before_gate",
             "pad_vocab_size_multiple"});
+}
+
+void fill_jamba(ConfigReader& r, Architecture& a) {
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 262144, .rms_norm_eps = 1e-6, .num_key_value_heads = 8, .vocab_size = 65536});
+  if (a.mlp.activation != Activation::kSilu)
+    r.fail("hidden_act", "expected \"silu\": JambaConfig's hidden_act is the Mamba mixer's activation too");
+  // JambaAttention: no rotary embedding (the Mamba layers carry the order), no biases.
+  a.position = PositionSpec{};
+  a.position.kind = PositionKind::kNone;
+  if (const Json* w = r.get("sliding_window"); w != nullptr && !w->is_null())
+    r.fail_value("sliding_window", *w, "null (Jamba's attention layers attend to the whole context here)");
+  const int64_t layers = a.num_hidden_layers;
+  const int64_t attn_period = r.integer_or("attn_layer_period", 8, IntRange{1, layers});
+  const int64_t attn_offset = r.integer_or("attn_layer_offset", 4, IntRange{0, attn_period - 1});
+  const int64_t expert_period = r.integer_or("expert_layer_period", 2, IntRange{1, layers});
+  const int64_t expert_offset = r.integer_or("expert_layer_offset", 1, IntRange{0, expert_period - 1});
+  const int64_t experts = r.integer_or("num_experts", 16, IntRange{1, limits::kNumExperts.max});
+  const int64_t top_k = r.integer_or("num_experts_per_tok", 2, limits::kExpertsPerToken);
+  if (experts > 1) {  // JambaConfig.layers_num_experts: num_experts on the expert layers, 1 elsewhere
+    a.moe.num_experts = experts;
+    a.moe.experts_per_token = top_k;
+    a.moe.moe_intermediate_size = a.intermediate_size;  // the experts are JambaMLPs
+    a.moe.renormalize = false;                          // JambaSparseMoeBlock: top-k of the softmax as is
+    a.moe.dense_layers.clear();
+    for (int64_t l = 0; l < layers; ++l)
+      if (l % expert_period != expert_offset) a.moe.dense_layers.push_back(l);
+    if (static_cast<int64_t>(a.moe.dense_layers.size()) == layers)
+      r.fail("expert_layer_offset", fmt::format("leaves no MoE layer in {} layers (period {})", layers, expert_period));
+  }
+  MambaLayersSpec& m = a.sections.edit<MambaLayersSpec>();
+  const int64_t expand = r.integer_or("mamba_expand", 2, IntRange{1, 64});
+  m.inner_size = expand * a.hidden_size;
+  m.state_size = r.integer_or("mamba_d_state", 16, IntRange{1, 1024});
+  m.conv_kernel = r.integer_or("mamba_d_conv", 4, IntRange{2, 8});
+  m.time_step_rank = read_time_step_rank(r, "mamba_dt_rank", a.hidden_size);
+  m.conv_bias = r.boolean_or("mamba_conv_bias", true);
+  m.proj_bias = r.boolean_or("mamba_proj_bias", false);
+  m.inner_norms = true;  // JambaMambaMixer always has them
+  m.attention_layers.clear();
+  for (int64_t l = 0; l < layers; ++l)
+    if (l % attn_period == attn_offset) m.attention_layers.push_back(l);
+  if (static_cast<int64_t>(m.attention_layers.size()) == layers)
+    r.fail("attn_layer_period", "makes every layer an attention layer: no Mamba layer is left");
+  // use_mamba_kernels picks HF's CUDA path or its slow path over the same recurrence;
+  // num_logits_to_keep (calc_logits_for_entire_prompt in older configs) how many
+  // positions get logits; mamba_inner_layernorms (older configs) is read by no HF code,
+  // which always normalises dt, B and C.
+  r.ignore({"use_mamba_kernels", "num_logits_to_keep", "calc_logits_for_entire_prompt", "mamba_inner_layernorms"});
 }
 
 }  // namespace fk::spec::hf

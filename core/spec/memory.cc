@@ -1,5 +1,6 @@
 #include "core/spec/memory.h"
 
+#include "core/spec/families/mamba_layers.h"
 #include "core/spec/families/mla.h"
 #include "core/spec/family.h"
 
@@ -40,6 +41,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
     else
       p += with_bias * 2 * hd;
   }
+  if (is_mamba_layer(a, layer)) p = mamba_mixer_parameters(a, tp);  // its mixer in place of attention
   const int64_t norm_params = a.norm.kind == NormKind::kLayerNorm ? 2 * h : h;
   const auto placement = a.norm.placement;
   p += norm_params * (placement == NormPlacement::kSandwich ? 4 : placement == NormPlacement::kParallelShared ? 1 : 2);

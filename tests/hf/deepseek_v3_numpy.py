@@ -13,31 +13,11 @@ interleaved rope, and YaRN (its softmax mscale) with q_proj and rope over halves
 
 Usage: deepseek_v3_numpy.py FK WORK_DIR
 """
-import json, os, struct, subprocess, sys
+import os, sys
 import numpy as np
 
+from numpy_port_util import check_layouts, mlp, rms, write_case
 
-def save_st(path, tensors):
-    header, off, blobs = {}, 0, []
-    for k, a in tensors.items():
-        a = np.ascontiguousarray(a)
-        dt = {np.float32: "F32", np.int64: "I64"}[a.dtype.type]
-        b = a.tobytes(); header[k] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
-        off += len(b); blobs.append(b)
-    h = json.dumps(header).encode(); h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h))); f.write(h)
-        for b in blobs: f.write(b)
-
-def load_st(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]; h = json.loads(f.read(n)); data = f.read()
-    out = {}
-    for k, v in h.items():
-        if k == "__metadata__": continue
-        a, b = v["data_offsets"]; dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(data[a:b], dtype=dt).reshape(v["shape"])
-    return out
 
 class Sizes:
     """The tiny model's sizes (one set of HF config values per variant)."""
@@ -112,18 +92,6 @@ def make_weights(z, rng):
     vec("model.norm.weight", z.H)
     lin("lm_head.weight", z.V, z.H)
     return W
-
-
-def rms(x, g, eps):
-    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
-
-
-def silu(x):
-    return x / (1 + np.exp(-x))
-
-
-def mlp(w, x, p):
-    return silu(x @ w[p + "gate_proj.weight"].T) * (x @ w[p + "up_proj.weight"].T) @ w[p + "down_proj.weight"].T
 
 
 def yarn_mscale(scale, m):
@@ -231,16 +199,12 @@ def forward(z, W, ids):
 
 def reference(variant, out_dir):
     """Writes config.json, model.safetensors and inputs.safetensors; returns the logits."""
-    os.makedirs(out_dir, exist_ok=True)
     z = Sizes(variant)
-    json.dump(z.config(), open(f"{out_dir}/config.json", "w"))
     rng = np.random.default_rng(5)
     W = make_weights(z, rng)
-    save_st(f"{out_dir}/model.safetensors", W)
     ids = rng.integers(0, z.V, (2, 12)).astype(np.int64)
-    save_st(f"{out_dir}/inputs.safetensors", {"input_ids": ids})
     logits = forward(z, W, ids)
-    np.save(f"{out_dir}/logits.npy", logits)
+    write_case(out_dir, z.config(), W, ids, logits)
     return logits
 
 
@@ -249,17 +213,7 @@ def main():
     failed = 0
     for variant in ("base", "yarn"):
         d = os.path.join(work, variant)
-        want = reference(variant, d)
-        subprocess.run([fk, "import-hf", f"{d}/config.json", "-o", f"{d}/spec.yaml"], check=True)
-        for layout in ("tp1", "tp2", "pp2", "tp2pp2"):
-            out = f"{d}/out-{layout}.safetensors"
-            subprocess.run([fk, "forward", f"{d}/spec.yaml", "--weights", f"{d}/model.safetensors", "--inputs",
-                            f"{d}/inputs.safetensors", "--layout", layout, "-o", out, "--timeout", "300"], check=True)
-            got = load_st(out)["logits"].astype(np.float64).reshape(want.shape)
-            rel = float(np.linalg.norm(got - want) / np.linalg.norm(want))
-            ok = rel <= 1e-5
-            failed += not ok
-            print(f"{variant} {layout}: logits rel L2 {rel:.3e} {'ok' if ok else 'FAILED (> 1e-5)'}")
+        failed += check_layouts(fk, d, reference(variant, d), variant)
     sys.exit(1 if failed else 0)
 
 

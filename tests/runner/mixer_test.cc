@@ -26,7 +26,8 @@ bool toy_serves(const spec::Architecture& a, int64_t layer) { return a.name == "
 void toy_weights(const LayerGen& g, int64_t l, LayerWeights& w) {
   const int64_t h = g.a.hidden_size;
   w.add_mixer("toy_w", g.make(g.rows(g.layer_name(l, "mixer.toy.weight"), h, 0, h, h)));
-  w.add_mixer("toy_scale", g.make.fp32_in_dtype(g.scale(g.layer_name(l, "mixer.toy.scale"), h)), /*fp32=*/true);
+  w.add_mixer("toy_scale", g.make.fp32_in_dtype(g.scale(g.layer_name(l, "mixer.toy.scale"), h)),
+              LayerWeights::Storage::kFp32Rounded);
 }
 
 // A token-local mixer with a state: out = toy_w x, plus the previous step's last row of
@@ -157,6 +158,40 @@ TEST(Mixers, AStepOnTheKeptStateEqualsOneLongerPrefill) {
   const Tensor got = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
   EXPECT_LT(test_support::rel_l2(got, want), 1e-5);
   // reset() forgets the toy's state too: the decode step alone then differs.
+  split.model->reset();
+  const Tensor fresh = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
+  EXPECT_GT(test_support::rel_l2(fresh, want), 1e-3);
+}
+
+// Jamba (a built-in kind): its tiny preset's layer 4 keeps attention and a KV cache, the
+// others run the Mamba mixer on a recurrent state.
+TEST(Mixers, JambaRunsItsMambaLayersOnAStateThatCarriesADecodeStep) {
+  const spec::Architecture a = tiny("jamba-v0.1");
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l)
+    EXPECT_EQ(mixer_of(a, l).name, l == 4 ? "attention" : "mamba") << "layer " << l;
+  const ModelStageOutput out = model_stage_run(test_support::tiny_stage("jamba-v0.1", 2, 5, 1, 3));
+  std::set<int64_t> scan, cache, inner_norm;
+  for (const auto& r : out.instances) {
+    if (r.op == "selective_scan") scan.insert(r.layers.begin(), r.layers.end());
+    if (r.op == "kv_cache_write") cache.insert(r.layers.begin(), r.layers.end());
+    if (r.role == "mixer.dt_norm") inner_norm.insert(r.layers.begin(), r.layers.end());
+  }
+  EXPECT_EQ(cache, (std::set<int64_t>{4}));
+  EXPECT_EQ(scan, (std::set<int64_t>{0, 1, 2, 3, 5, 6, 7}));
+  EXPECT_EQ(inner_norm, scan);
+
+  const int64_t batch = 2, prompt = 5;
+  test_support::OneRankModel whole("jamba-v0.1", batch, prompt + 1);
+  const Tensor want = whole.model->step(test_support::tokens(batch, prompt + 1, 0), prompt + 1, 0);
+  test_support::OneRankModel split("jamba-v0.1", batch, prompt + 1);
+  const Tensor first = split.model->step(test_support::tokens(batch, prompt, 0), prompt, 0);
+  const Tensor got = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
+  EXPECT_LT(test_support::rel_l2(got, want), 1e-5);
+  // A new prompt at position 0 starts from zero state, without reset(), as attention's
+  // cache is overwritten.
+  const Tensor again = split.model->step(test_support::tokens(batch, prompt, 0), prompt, 0);
+  EXPECT_LT(test_support::rel_l2(again, first), 1e-6);
+  // reset() forgets the states: the decode step alone then differs.
   split.model->reset();
   const Tensor fresh = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
   EXPECT_GT(test_support::rel_l2(fresh, want), 1e-3);

@@ -3,6 +3,7 @@
 // layouts cannot shard it (Megatron TP over heads and MLP columns, PP over layers) and
 // the per-rank memory estimate (memory.h; docs/specs.md, "Memory estimate"). The
 // runner side is runner/model/transformer/.
+#include "core/spec/families/mamba_layers.h"
 #include "core/spec/families/mla.h"
 #include "core/spec/family.h"
 #include "core/spec/yaml_reader.h"
@@ -195,6 +196,7 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
       err("moe.topk_group", "picks among expert groups, and moe.n_group is 1");
   }
   if (a.sections.find<MlaSpec>()) mla_validate(a, ctx);
+  if (a.sections.find<MambaLayersSpec>()) mamba_layers_validate(a, ctx);
 }
 
 
@@ -218,6 +220,9 @@ std::vector<std::string> transformer_layout_misfits(const Architecture& a, const
                               a.moe.shared_intermediate_size));
   if (l.pp > a.num_hidden_layers)
     out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
+  if (const MambaLayersSpec* m = a.sections.find<MambaLayersSpec>(); m != nullptr && m->inner_size % l.tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide mamba.inner_size ({}), the Mamba mixer channels it splits", l.tp,
+                              m->inner_size));
   // Routed experts are split by their columns over TP (each rank holds every expert), so
   // the expert groups need nothing of the layout.
   if (!a.attention.causal && (w.phase == Phase::kDecode || w.decode_steps > 0))
@@ -251,6 +256,10 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
       m.parameters += p;
       m.layer_parameters += p;
       m.largest_layer_parameters = std::max(m.largest_layer_parameters, p);
+      if (is_mamba_layer(a, layer)) {  // a recurrent state, fp32 in the fp32 run
+        m.kv_cache_bytes += mamba_state_elements(a, batch, l.tp) * 4;
+        continue;
+      }
       int64_t ctx = positions;
       if (a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
         ctx = std::min(ctx, *a.attention.sliding_window);
@@ -276,7 +285,10 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     const int64_t inter = a.moe.enabled() ? std::max(a.moe.moe_intermediate_size * a.moe.experts_per_token,
                                                      a.intermediate_size)
                                           : a.intermediate_size;
-    const int64_t per_token = 4 * h + q + 2 * kvr * a.head_dim + 3 * (inter / l.tp);
+    int64_t per_token = 4 * h + q + 2 * kvr * a.head_dim + 3 * (inter / l.tp);
+    // A Mamba layer's mixer: x and gate, the conv output, dt, the scan output, x_proj's.
+    if (const MambaLayersSpec* mb = a.sections.find<MambaLayersSpec>())
+      per_token = std::max(per_token, 4 * h + 5 * (mb->inner_size / l.tp) + mb->time_step_rank + 2 * mb->state_size);
     const int64_t tokens = batch * w.seq_len;
     constexpr int64_t kRowsInFlight = 64;  // query rows whose score rows exist at once
     m.activation_bytes = tokens * per_token * 4 + kRowsInFlight * heads_per_rank(a, l.tp) * positions * 4 +
@@ -290,8 +302,11 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
 }
 
 // Decoders with an LM head are the benchmark's "Dense & MoE LLMs"; text encoders (BERT;
-// its bge-m3 and ColBERT) are its "Recsys & specialized".
+// its bge-m3 and ColBERT) are its "Recsys & specialized"; hybrids with Mamba layers its
+// "Linear attention & SSM".
 FastKernelsCategory transformer_category(const Architecture& a) {
+  // Hybrids with state-space layers (Jamba) are the benchmark's SSM category.
+  if (a.sections.find<MambaLayersSpec>() != nullptr) return FastKernelsCategory::kLinearAttentionSsm;
   return a.head.kind == HeadKind::kLm ? FastKernelsCategory::kDenseMoeLlm : FastKernelsCategory::kRecsysSpecialized;
 }
 
@@ -304,7 +319,7 @@ void register_transformer_family(FamilyRegistry& r) {
   f.fields = {{"num_attention_heads", true}, {"num_key_value_heads", false}, {"head_dim", false},
               {"intermediate_size", true},   {"max_position_embeddings", true}, {"attention", false},
               {"mlp", true},                 {"position", true},                {"moe", false}};
-  f.sections = {mla_section()};
+  f.sections = {mla_section(), mamba_layers_section()};
   f.validate = transformer_validate;
   f.layout_misfits = transformer_layout_misfits;
   f.memory_estimate = transformer_memory_estimate;

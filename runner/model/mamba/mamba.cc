@@ -1,6 +1,7 @@
 #include "runner/model/mamba/mamba.h"
 
 #include "core/error.h"
+#include "runner/model/mamba/selective_mixer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,13 +11,6 @@ namespace {
 
 kernels::OpCall call(std::vector<Tensor> args, std::vector<double> params = {}) {
   return kernels::OpCall{std::move(args), std::move(params)};
-}
-
-// A [rows, cols] column block of m as a contiguous [rows, cols] tensor.
-Tensor columns(Runtime& rt, DType dtype, const Tensor& m, int64_t c0, int64_t cols) {
-  Tensor out = rt.empty(dtype, {m.size(0), cols});
-  rt.copy_rows(out, m.slice(1, c0, cols));
-  return out;
 }
 
 }  // namespace
@@ -64,33 +58,22 @@ Tensor Mamba::traced(const Tensor& t, int64_t q_len) const {
 
 Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                     int64_t q_len) {
-  const int64_t rows = x.size(0), il = a_.intermediate_size / pl_.tp, n = ssm_.state_size;
-  const int64_t r = ssm_.time_step_rank;
-  const Tensor xz = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");
-  const Tensor xs = columns(rt_, dtype_, xz, 0, il);
-  const Tensor z = columns(rt_, dtype_, xz, il, il);
-  const Shape seq_major = {seqs, q_len, il};
-  Tensor xc = rt_.empty(dtype_, {rows, il});
-  rt_.run("causal_conv1d", "mixer.conv1d",
-          call({xc.reshape(seq_major), xs.reshape(seq_major), w.conv_w, w.conv_b,
-                conv_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
-               {1.0}));
-  Tensor dbc = linear(xc, w.x_proj_w, Tensor(), "mixer.x_proj");
-  rt_.all_reduce(comms_.tp, dbc, "tp.x_proj");
-  const Tensor dt = columns(rt_, dtype_, dbc, 0, r);
-  const Tensor b = columns(rt_, dtype_, dbc, r, n);
-  const Tensor c = columns(rt_, dtype_, dbc, r + n, n);
-  const Tensor delta = linear(dt, w.dt_proj_w, Tensor(), "mixer.dt_proj");
-  Tensor y = rt_.empty(dtype_, {rows, il});
-  const Shape states = {seqs, q_len, n};
-  rt_.run("selective_scan", "mixer.selective_scan",
-          call({y.reshape(seq_major), xc.reshape(seq_major), delta.reshape(seq_major), w.a, b.reshape(states),
-                c.reshape(states), w.d, z.reshape(seq_major), w.dt_bias,
-                ssm_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
-               {1.0}));
-  Tensor out = linear(y, w.out_proj_w, pl_.tp_rank == 0 ? w.out_proj_b : Tensor(), "mixer.out_proj");
-  rt_.all_reduce(comms_.tp, out, "tp.mixer_out");
-  return out;
+  SelectiveMixerWeights sw;
+  sw.in_proj_w = w.in_proj_w;
+  sw.in_proj_b = w.in_proj_b;
+  sw.conv_w = w.conv_w;
+  sw.conv_b = w.conv_b;
+  sw.x_proj_w = w.x_proj_w;
+  sw.dt_proj_w = w.dt_proj_w;
+  sw.dt_bias = w.dt_bias;
+  sw.a = w.a;
+  sw.d = w.d;
+  sw.out_proj_w = w.out_proj_w;
+  sw.out_proj_b = w.out_proj_b;
+  const SelectiveMixerShape shape{a_.intermediate_size / pl_.tp, ssm_.state_size, ssm_.time_step_rank, 0.0};
+  const auto l = static_cast<size_t>(local);
+  return selective_mixer(rt_, comms_, pl_.tp_rank, dtype_, shape, sw, x, conv_state_[l].slice(0, seq_begin, seqs),
+                         ssm_state_[l].slice(0, seq_begin, seqs), seqs, q_len);
 }
 
 Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
@@ -103,16 +86,16 @@ Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x,
   // silu_and_mul's input: the gate z in the first half, the scan's output in the second.
   const Tensor pair = rt_.empty(dtype_, {rows, 2 * i});
   rt_.copy_rows(pair.slice(1, 0, i), proj.slice(1, 0, i));
-  const Tensor xbc = columns(rt_, dtype_, proj, i, cd);
-  const Tensor dt = columns(rt_, dtype_, proj, i + cd, heads);
+  const Tensor xbc = column_block(rt_, dtype_, proj, i, cd);
+  const Tensor dt = column_block(rt_, dtype_, proj, i + cd, heads);
   Tensor conv = rt_.empty(dtype_, {rows, cd});
   rt_.run("causal_conv1d", "mixer.conv1d",
           call({conv.reshape({seqs, q_len, cd}), xbc.reshape({seqs, q_len, cd}), w.conv_w, w.conv_b,
                 conv_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
                {1.0}));
-  const Tensor xs = columns(rt_, dtype_, conv, 0, i);
-  const Tensor b = columns(rt_, dtype_, conv, i, gn);
-  const Tensor c = columns(rt_, dtype_, conv, i + gn, gn);
+  const Tensor xs = column_block(rt_, dtype_, conv, 0, i);
+  const Tensor b = column_block(rt_, dtype_, conv, i, gn);
+  const Tensor c = column_block(rt_, dtype_, conv, i + gn, gn);
   Tensor y = rt_.empty(dtype_, {rows, i});
   const Shape heads_shape = {seqs, q_len, heads, p}, groups_shape = {seqs, q_len, groups, n};
   rt_.run("ssd_scan", "mixer.ssd_scan",

@@ -88,6 +88,21 @@ TensorRef deepseek(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// Jamba (JambaForCausalLM): the feed-forward is feed_forward (its router
+// feed_forward.router), the MLP's norm pre_ff_layernorm, the final norm
+// final_layernorm; attention and the Mamba layers' tensors (mamba.*) are canonical.
+TensorRef jamba(const std::string& canonical, const Architecture&) {
+  if (canonical == "model.norm.weight") return {"model.final_layernorm.weight"};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string base = fmt::format("model.layers.{}.", l);
+  if (rest == "post_attention_layernorm.weight") return {base + "pre_ff_layernorm.weight"};
+  if (rest == "mlp.gate.weight") return {base + "feed_forward.router.weight"};
+  if (rest.rfind("mlp.", 0) == 0) return {base + "feed_forward." + rest.substr(4)};
+  return {canonical};
+}
+
 // A layer's gate and up projections as the halves of one gate_up_proj (gate first:
 // Phi-3, GLM); nullopt for other names.
 std::optional<TensorRef> fused_gate_up(const std::string& rest, const std::string& base, int64_t inter) {
@@ -538,7 +553,8 @@ std::vector<std::string> hf_supported_model_types() {
           "smollm3",
           "cohere2",
           "persimmon",
-          "deepseek_v3"};
+          "deepseek_v3",
+          "jamba"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -552,6 +568,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
   if (model_type == "deepseek_v3") return {model_type, {""}, deepseek};
+  if (model_type == "jamba") return {model_type, {""}, jamba};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};

@@ -54,6 +54,7 @@ void register_builtin_mixers() {
   std::call_once(once, [] {
     register_attention_mixer(MixerRegistry::global());
     register_mla_mixer(MixerRegistry::global());
+    register_mamba_mixer(MixerRegistry::global());
   });
 }
 

@@ -6,8 +6,9 @@
 // (attention). So a hybrid model (attention in some layers, a state-space mixer in the
 // others) is a per-layer choice of the new kind alone, and the next mixer is one file
 // plus its ops and a registration line. Built in: "attention" (multi-head,
-// grouped-query and multi-query attention over a KV cache; attention.cc) and "mla"
-// (multi-head latent attention; mla.cc).
+// grouped-query and multi-query attention over a KV cache; attention.cc), "mla"
+// (multi-head latent attention; mla.cc) and "mamba" (Jamba's Mamba layers, a recurrent
+// state; mamba_mixer.cc).
 //
 // A mixer owns what it keeps between steps (a KV cache, a latent cache, a recurrent
 // state), made once for the model's life: a captured decode step (Model::forward)
@@ -104,5 +105,6 @@ const MixerKind& mixer_of(const spec::Architecture& a, int64_t layer);
 // One registration function per built-in kind.
 void register_attention_mixer(MixerRegistry& r);
 void register_mla_mixer(MixerRegistry& r);
+void register_mamba_mixer(MixerRegistry& r);
 
 }  // namespace fk::runner

@@ -156,10 +156,10 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Weight
 
 }  // namespace
 
-void LayerWeights::add_mixer(std::string name, Tensor t, bool fp32) {
+void LayerWeights::add_mixer(std::string name, Tensor t, Storage storage) {
   for (const MixerTensor& m : mixer)
     if (m.name == name) fail(ErrorKind::kInternal, "layer {} has two mixer tensors named {}", index, name);
-  mixer.push_back({std::move(name), std::move(t), fp32});
+  mixer.push_back({std::move(name), std::move(t), storage});
 }
 
 Tensor LayerWeights::mixer_tensor(const std::string& name) const {
@@ -293,11 +293,17 @@ ModelWeights ModelWeights::to_dtype(DType d) const {
   for (auto& [name, t] : slots<ModelWeights, Tensor>(m))
     if (t->defined()) *t = t->to_dtype(d);
   if (tied) m.lm_head = m.embed;
-  for (auto& l : m.layers) {  // sinks and router biases keep fp32 storage (their ops'), with the dtype's values
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    LayerWeights& l = m.layers[li];
+    // Sinks and router biases keep fp32 storage (their ops'), with the dtype's values.
     if (l.sinks.defined()) l.sinks = l.sinks.to_dtype(DType::kF32);
     if (l.score_bias.defined()) l.score_bias = l.score_bias.to_dtype(DType::kF32);
-    for (auto& x : l.mixer)
-      if (x.fp32 && x.tensor.defined()) x.tensor = x.tensor.to_dtype(DType::kF32);
+    for (size_t xi = 0; xi < l.mixer.size(); ++xi) {
+      LayerWeights::MixerTensor& x = l.mixer[xi];
+      if (!x.tensor.defined()) continue;
+      if (x.storage == LayerWeights::Storage::kFp32Rounded) x.tensor = x.tensor.to_dtype(DType::kF32);
+      if (x.storage == LayerWeights::Storage::kFp32) x.tensor = layers[li].mixer[xi].tensor;  // as made
+    }
   }
   return m;
 }

@@ -46,17 +46,21 @@ struct LayerWeights {
   // DeepSeek's router: e_score_correction_bias [E] (fp32 storage with the dtype's values).
   Tensor score_bias;
   // The layer's tensors of a mixer other than the built-in attention (mixer.h), in the
-  // order the mixer made them: named "layers.<i>.<name>" by named_tensors(). `fp32`
-  // ones keep fp32 storage with the rounded values when the weights are rounded (as
-  // `sinks`).
+  // order the mixer made them: named "layers.<i>.<name>" by named_tensors(). How each
+  // is kept when the weights are rounded to a dtype:
+  enum class Storage {
+    kDtype,        // rounded with the weights
+    kFp32Rounded,  // fp32 storage holding the dtype's values (as `sinks`)
+    kFp32,         // fp32 values in every run (a scan's A, D and dt bias: vLLM keeps them so)
+  };
   struct MixerTensor {
     std::string name;
     Tensor tensor;
-    bool fp32 = false;
+    Storage storage = Storage::kDtype;
   };
   std::vector<MixerTensor> mixer;
   // Adds a mixer tensor; names are unique within a layer (kInternal otherwise).
-  void add_mixer(std::string name, Tensor t, bool fp32 = false);
+  void add_mixer(std::string name, Tensor t, Storage storage = Storage::kDtype);
   // The mixer tensor `name`; an undefined tensor when the layer has none so named (an
   // optional one, such as MLA's q_a_w without q compression).
   Tensor mixer_tensor(const std::string& name) const;

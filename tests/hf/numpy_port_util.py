@@ -1,0 +1,68 @@
+"""What the numpy ports of HF models (deepseek_v3_numpy.py, jamba_numpy.py) share: f32
+safetensors without torch, the norms and MLP of HF's code, and the check that runs
+`fk import-hf` and `fk forward` in each layout against the port's logits."""
+import json, os, struct, subprocess
+import numpy as np
+
+
+def save_st(path, tensors):
+    header, off, blobs = {}, 0, []
+    for k, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        dt = {np.float32: "F32", np.int64: "I64"}[a.dtype.type]
+        b = a.tobytes(); header[k] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b); blobs.append(b)
+    h = json.dumps(header).encode(); h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h))); f.write(h)
+        for b in blobs: f.write(b)
+
+
+def load_st(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]; h = json.loads(f.read(n)); data = f.read()
+    out = {}
+    for k, v in h.items():
+        if k == "__metadata__": continue
+        a, b = v["data_offsets"]; dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
+        out[k] = np.frombuffer(data[a:b], dtype=dt).reshape(v["shape"])
+    return out
+
+
+def rms(x, g, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def mlp(w, x, p):
+    """A gated SiLU MLP under prefix p (gate_proj, up_proj, down_proj)."""
+    return silu(x @ w[p + "gate_proj.weight"].T) * (x @ w[p + "up_proj.weight"].T) @ w[p + "down_proj.weight"].T
+
+
+def write_case(out_dir, config, weights, ids, logits):
+    """config.json, model.safetensors, inputs.safetensors and logits.npy in out_dir."""
+    os.makedirs(out_dir, exist_ok=True)
+    json.dump(config, open(f"{out_dir}/config.json", "w"))
+    save_st(f"{out_dir}/model.safetensors", weights)
+    save_st(f"{out_dir}/inputs.safetensors", {"input_ids": ids})
+    np.save(f"{out_dir}/logits.npy", logits)
+
+
+def check_layouts(fk, d, want, label, layouts=("tp1", "tp2", "pp2", "tp2pp2"), tol=1e-5):
+    """`fk import-hf` of d/config.json, then `fk forward` in each layout; prints one line a
+    layout and returns how many were off by more than tol (relative L2 of the logits)."""
+    subprocess.run([fk, "import-hf", f"{d}/config.json", "-o", f"{d}/spec.yaml"], check=True)
+    failed = 0
+    for layout in layouts:
+        out = f"{d}/out-{layout}.safetensors"
+        subprocess.run([fk, "forward", f"{d}/spec.yaml", "--weights", f"{d}/model.safetensors", "--inputs",
+                        f"{d}/inputs.safetensors", "--layout", layout, "-o", out, "--timeout", "300"], check=True)
+        got = load_st(out)["logits"].astype(np.float64).reshape(want.shape)
+        rel = float(np.linalg.norm(got - want) / np.linalg.norm(want))
+        ok = rel <= tol
+        failed += not ok
+        print(f"{label} {layout}: logits rel L2 {rel:.3e} {'ok' if ok else f'FAILED (> {tol:g})'}")
+    return failed

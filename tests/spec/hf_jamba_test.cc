@@ -1,0 +1,189 @@
+// Jamba's spec side: the shipped spec loads as published (Mamba layers but 4, 12, 20,
+// 28; MoE in the odd layers) and round-trips; its parameter count is the published
+// 51.6B; attention layers cache keys and values, Mamba layers a fixed state; bad `mamba:`
+// fields are errors at their line. fk import-hf for model_type jamba gives the shipped
+// spec from the published config, and keys it cannot honour are refused naming them.
+#include "core/error.h"
+#include "core/spec/architecture_write.h"
+#include "core/spec/families/mamba_layers.h"
+#include "core/spec/family.h"
+#include "core/spec/hf_config.h"
+#include "core/spec/memory.h"
+#include "core/spec/spec_file.h"
+#include "core/spec/workload.h"
+#include "spec/spec_test_util.h"
+
+#include <gtest/gtest.h>
+
+namespace fk::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string shipped_text() { return shipped_architecture_text("jamba-v0.1"); }
+
+spec::ArchitectureDoc shipped_doc() {
+  spec::Diagnostics d;
+  const auto doc = spec::spec_load_string(shipped_text(), "j.yaml", d);
+  EXPECT_TRUE(doc.has_value()) << d.to_string();
+  return std::get<spec::ArchitectureDoc>(*doc);
+}
+
+TEST(JambaSpec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
+  const spec::Architecture a = shipped_doc().full;
+  const spec::MambaLayersSpec& m = a.sections.get<spec::MambaLayersSpec>();
+  EXPECT_EQ(m.inner_size, 8192);
+  EXPECT_EQ(m.attention_layers, (std::vector<int64_t>{4, 12, 20, 28}));
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l) {
+    EXPECT_EQ(spec::is_mamba_layer(a, l), l % 8 != 4) << l;
+    EXPECT_EQ(a.layer_is_moe(l), l % 2 == 1) << l;
+  }
+  EXPECT_EQ(spec::family_rules(a).category(a), spec::FastKernelsCategory::kLinearAttentionSsm);
+  const std::string written = spec::architecture_to_yaml(a);
+  spec::Diagnostics d;
+  const auto back = spec::spec_load_string(written, "w.yaml", d);
+  ASSERT_TRUE(back.has_value()) << d.to_string() << written;
+  EXPECT_EQ(std::get<spec::ArchitectureDoc>(*back).full, a);
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 2;
+  w.seq_len = 1000;
+  const spec::MemoryEstimate e = spec::memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
+  // Jamba v0.1: 51.6B parameters (its model card says 52B).
+  EXPECT_NEAR(static_cast<double>(e.parameters), 51.57e9, 0.02e9);
+  // 4 attention layers x K and V x 2 sequences x 1000 positions x 8 kv heads x 128 x 4
+  // bytes, plus 28 Mamba layers x 2 sequences x (3 conv + 16 state) x 8192 channels x 4.
+  EXPECT_EQ(e.kv_cache_bytes, 4LL * 2 * 2 * 1000 * 8 * 128 * 4 + 28LL * 2 * (3 + 16) * 8192 * 4);
+  // TP splits the mixer's channels too: 16 ranks hold 512 each.
+  EXPECT_TRUE(spec::layout_misfits(a, w, {16, 1, 1}).empty());
+  EXPECT_LT(spec::memory_estimate(a, w, {2, 1, 1}, DeviceKind::kCuda).parameters, e.parameters * 6 / 10);
+}
+
+TEST(JambaSpec, ATpThatSplitsNoMixerChannelsEvenlyIsAMisfit) {
+  spec::Architecture a = shipped_doc().full;
+  a.sections.edit<spec::MambaLayersSpec>().inner_size = 8196;  // 4 x 2049
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 8;
+  w.seq_len = 16;
+  EXPECT_TRUE(spec::layout_misfits(a, w, {4, 1, 1}).empty());
+  const auto misfit = spec::layout_misfits(a, w, {8, 1, 1});
+  ASSERT_EQ(misfit.size(), 1u);
+  EXPECT_NE(misfit[0].find("mamba.inner_size (8196)"), std::string::npos) << misfit[0];
+}
+
+TEST(JambaSpec, BadMambaFieldsAreErrorsAtTheirLine) {
+  const std::string base = shipped_text();
+  std::string e =
+      load_errors(replaced(base, "  attention_layers: [4, 12, 20, 28]", "  attention_layers: [4, 12, 12, 28]"));
+  EXPECT_NE(e.find("mamba.attention_layers"), std::string::npos) << e;
+  EXPECT_NE(e.find("ascending order"), std::string::npos) << e;
+  EXPECT_NE(e.find("test.yaml:"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  attention_layers: [4, 12, 20, 28]", "  attention_layers: [4, 32]"));
+  EXPECT_NE(e.find("is not a layer of a 32-layer model"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  inner_size: 8192\n", ""));
+  EXPECT_NE(e.find("mamba.inner_size"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  state_size: 16\n", "  state_size: 0\n"));
+  EXPECT_NE(e.find("mamba.state_size"), std::string::npos) << e;
+  e = load_errors(replaced(base, "mlp: {activation: silu,", "mlp: {activation: gelu,"));
+  EXPECT_NE(e.find("the Mamba mixer's activation is silu"), std::string::npos) << e;
+  e = load_errors(replaced(base, "norm: {kind: rmsnorm,", "norm: {kind: layernorm,"));
+  EXPECT_NE(e.find("mamba.inner_norms are RMSNorms"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  inner_norms: true\n", "  inner_norms: yes please\n"));
+  EXPECT_NE(e.find("mamba.inner_norms"), std::string::npos) << e;
+  // A preset changes sizes only: not a switch of the mixer, not whether attention is kept.
+  e = load_errors(replaced(base, "time_step_rank: 4, attention_layers: [4]}",
+                           "time_step_rank: 4, attention_layers: [4], inner_norms: false}"));
+  EXPECT_NE(e.find("changes the structure of the full model"), std::string::npos) << e;
+  e = load_errors(
+      replaced(base, "time_step_rank: 4, attention_layers: [4]}", "time_step_rank: 4, attention_layers: []}"));
+  EXPECT_NE(e.find("changes the structure of the full model"), std::string::npos) << e;
+  // Every layer attention: no Mamba layer is left.
+  std::string all = "  attention_layers: [";
+  for (int l = 0; l < 32; ++l) all += (l ? ", " : "") + std::to_string(l);
+  e = load_errors(replaced(base, "  attention_layers: [4, 12, 20, 28]", all + "]"));
+  EXPECT_NE(e.find("no Mamba layer is left"), std::string::npos) << e;
+  // The section belongs to the transformer family.
+  e = load_errors(replaced(base, "model_type: jamba\n", "model_type: jamba\nmodel_family: mamba\n"));
+  EXPECT_NE(e.find("mamba"), std::string::npos) << e;
+}
+
+// The published config (shared/reference/architectures.yaml).
+Json jamba() {
+  return Json::parse(R"({
+    "architectures": ["JambaForCausalLM"], "model_type": "jamba", "attention_dropout": 0.0,
+    "attn_layer_offset": 4, "attn_layer_period": 8, "bos_token_id": 1, "eos_token_id": 2,
+    "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 14336, "mamba_conv_bias": true, "mamba_d_conv": 4,
+    "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2, "mamba_proj_bias": false,
+    "max_position_embeddings": 262144, "num_attention_heads": 32, "num_experts": 16, "num_experts_per_tok": 2,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "num_logits_to_keep": 1, "output_router_logits": false,
+    "pad_token_id": 0, "rms_norm_eps": 1e-06, "router_aux_loss_coef": 0.001, "sliding_window": null,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.40.0.dev0",
+    "use_cache": true, "use_mamba_kernels": true, "vocab_size": 65536})");
+}
+
+std::string import_error(const Json& config) {
+  try {
+    spec::hf_config_import(config, "j/config.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HfImportJamba, PublishedConfigGivesTheShippedSpec) {
+  const spec::Architecture a = spec::hf_config_import(jamba(), "j/config.json").arch;
+  const spec::Architecture want = shipped_doc().full;
+  EXPECT_EQ(a.family, "jamba");
+  EXPECT_EQ(a.model_family, "transformer");
+  EXPECT_EQ(a.sections, want.sections);
+  EXPECT_EQ(a.moe, want.moe);
+  EXPECT_EQ(a.position, want.position);
+  EXPECT_EQ(a.norm, want.norm);
+  EXPECT_EQ(a.mlp, want.mlp);
+  EXPECT_EQ(a.head, want.head);
+  EXPECT_EQ(a.embedding, want.embedding);
+  for (auto [got, exp] : {std::pair{a.hidden_size, want.hidden_size},
+                          {a.num_hidden_layers, want.num_hidden_layers},
+                          {a.num_attention_heads, want.num_attention_heads},
+                          {a.num_key_value_heads, want.num_key_value_heads},
+                          {a.head_dim, want.head_dim},
+                          {a.intermediate_size, want.intermediate_size},
+                          {a.vocab_size, want.vocab_size},
+                          {a.max_position_embeddings, want.max_position_embeddings}})
+    EXPECT_EQ(got, exp);
+  // "auto" dt rank is ceil(hidden / 16); one expert a layer is a dense model.
+  Json c = jamba();
+  c["mamba_dt_rank"] = "auto";
+  c["num_experts"] = 1;
+  const spec::Architecture dense = spec::hf_config_import(c, "j/config.json").arch;
+  EXPECT_EQ(dense.sections.get<spec::MambaLayersSpec>().time_step_rank, 256);
+  EXPECT_FALSE(dense.moe.enabled());
+}
+
+TEST(HfImportJamba, WhatItCannotHonourIsRefusedNamingTheKey) {
+  for (const auto& [key, value, expect] :
+       {std::tuple<const char*, Json, const char*>{"sliding_window", 4096, "expected null"},
+        {"hidden_act", "gelu", "the Mamba mixer's activation"},
+        {"attn_layer_offset", 8, "attn_layer_offset"},
+        {"mamba_dt_rank", "big", "an integer or \"auto\""},
+        {"mamba_d_conv", 16, "mamba_d_conv"},
+        {"rope_theta", 10000.0, "rope_theta"}}) {
+    Json bad = jamba();
+    bad[key] = value;
+    const std::string e = import_error(bad);
+    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
+    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
+  }
+  Json all_attention = jamba();
+  all_attention["attn_layer_period"] = 1;
+  all_attention["attn_layer_offset"] = 0;
+  const std::string e = import_error(all_attention);
+  EXPECT_NE(e.find("attn_layer_period"), std::string::npos) << e;
+  EXPECT_NE(e.find("no Mamba layer is left"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace fk::testing
