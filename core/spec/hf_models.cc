@@ -19,6 +19,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"camembert", "CamembertConfig", "bert", fill_roberta},
       {"cohere", "CohereConfig", "cohere", fill_cohere},
       {"cohere2", "Cohere2Config", "cohere", fill_cohere2},
+      {"deepseek_v2", "DeepseekV2Config", "deepseek", fill_deepseek_v2},
       {"deepseek_v3", "DeepseekV3Config", "deepseek", fill_deepseek_v3},
       {"distilbert", "DistilBertConfig", "bert", fill_distilbert},
       {"electra", "ElectraConfig", "bert", fill_electra},
@@ -68,8 +69,6 @@ const std::vector<ModelImporter>& model_importers() {
 
 const char* unsupported_reason(const std::string& model_type) {
   static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
-      {{"deepseek_v2"},
-       "DeepSeek-V2's routing (softmax scores, group_limited_greedy) and its rope are not mapped; deepseek_v3 imports"},
       {{"kimi_k2"}, "Kimi K2's config is DeepSeek-V3's: import it with \"model_type\": \"deepseek_v3\""},
       {{"zamba", "zamba2", "bamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
        "hybrid stacks (attention and state-space or convolution blocks in one model) other than Jamba's are not "

@@ -13,20 +13,42 @@
 // HF's model does: scoring_func sigmoid, topk_method noaux_tc, moe_layer_freq 1; the
 // multi-token-prediction layers (num_nextn_predict_layers) are not part of the forward
 // pass and are skipped, as HF skips them.
+//
+// DeepSeek-V2 (DeepseekV2ForCausalLM, DeepseekV2Config; V2-Lite, V2, V2.5): the same
+// layers with softmax router scores, topk_method greedy (the top k of all experts) or
+// group_limited_greedy (the topk_group groups with the best single score compete), never
+// renormalised, times routed_scaling_factor, plus the shared experts; rope always over
+// interleaved pairs; and HF's softmax scale (qk_nope_head_dim + qk_rope_head_dim)^-1/2
+// without V3's YaRN mscale^2 (DeepseekV2Attention.scaling; DeepSeek's own code and vLLM
+// multiply it in, HF does not: an imported spec says so with attention.scale).
 #include "core/spec/families/mla.h"
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
+
 namespace fk::spec::hf {
 
-void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
+namespace {
+
+// What DeepseekV2Config and DeepseekV3Config share: the decoder's sizes (`d`), MLA's
+// section, the rope (the caller sets its style), the experts and the dense layers.
+struct DeepseekDefaults {
+  DecoderDefaults decoder;
+  const char* cls;
+  int64_t experts, shared_experts, moe_intermediate_size, first_dense;
+  std::optional<int64_t> experts_per_token;  // nullopt: num_experts_per_tok is required
+};
+
+void fill_deepseek_common(ConfigReader& r, Architecture& a, DeepseekDefaults d) {
   const int64_t rope_dim = r.integer_or("qk_rope_head_dim", 64, limits::kHeads);
-  read_decoder_core(
-      r, a, {.max_position_embeddings = 4096, .rms_norm_eps = 1e-6, .head_dim = rope_dim, .vocab_size = 129280});
+  d.decoder.head_dim = rope_dim;
+  read_decoder_core(r, a, d.decoder);
   if (a.head_dim != rope_dim)
-    r.fail("head_dim", fmt::format("found {}, expected qk_rope_head_dim ({}): DeepseekV3Config sets head_dim to it",
-                                   a.head_dim, rope_dim));
+    r.fail("head_dim", fmt::format("found {}, expected qk_rope_head_dim ({}): {} sets head_dim to it", a.head_dim,
+                                   rope_dim, d.cls));
   if (r.boolean_or("attention_bias", false))
     r.fail("attention_bias", "found true, expected false (MLA's projections without biases are built)");
   MlaSpec& mla = a.sections.edit<MlaSpec>();
@@ -45,21 +67,42 @@ void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
   r.ignore({"qk_head_dim", "pretraining_tp"});
   set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
-  // rope_interleave (default true): HF de-interleaves each head's rotary channels before
-  // rotating halves, which gives the scores of rotating interleaved pairs.
-  a.position.rope_style = r.boolean_or("rope_interleave", true) ? RopeStyle::kGptj : RopeStyle::kNeox;
 
   MoeSpec& m = a.moe;
-  m.num_experts = r.integer_or("n_routed_experts", 256, 2);
-  m.experts_per_token = r.integer_or("num_experts_per_tok", 8);
-  m.moe_intermediate_size = r.integer_or("moe_intermediate_size", 2048, limits::kMoeIntermediateSize);
-  m.renormalize = r.boolean_or("norm_topk_prob", true);
-  m.shared_experts = r.integer_or("n_shared_experts", 1, limits::kSharedExperts);
+  m.num_experts = r.integer_or("n_routed_experts", d.experts, 2);
+  m.experts_per_token = d.experts_per_token ? r.integer_or("num_experts_per_tok", *d.experts_per_token)
+                                            : r.integer("num_experts_per_tok", limits::kExpertsPerToken);
+  m.moe_intermediate_size =
+      r.integer_or("moe_intermediate_size", d.moe_intermediate_size, limits::kMoeIntermediateSize);
+  m.shared_experts = r.integer_or("n_shared_experts", d.shared_experts, limits::kSharedExperts);
   m.shared_intermediate_size = m.shared_experts > 0 ? m.moe_intermediate_size : 0;
-  m.first_dense_layers = r.integer_or("first_k_dense_replace", 3, 0);
+  m.first_dense_layers = r.integer_or("first_k_dense_replace", d.first_dense, 0);
   if (m.first_dense_layers >= a.num_hidden_layers)
     r.fail("first_k_dense_replace",
            fmt::format("found {}, which leaves no MoE layer in {} layers", m.first_dense_layers, a.num_hidden_layers));
+  if (r.has_value("moe_layer_freq") && r.integer_or("moe_layer_freq", 1) != 1)
+    r.fail("moe_layer_freq", "expected 1 (every layer after first_k_dense_replace is MoE, as HF builds them)");
+  // Training and serving switches of DeepSeek's configs, and the multi-token-prediction
+  // layers HF's forward pass skips.
+  r.ignore({"aux_loss_alpha", "seq_aux", "ep_size", "num_nextn_predict_layers"});
+}
+
+}  // namespace
+
+void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
+  fill_deepseek_common(r, a,
+                       {{.max_position_embeddings = 4096, .rms_norm_eps = 1e-6, .vocab_size = 129280},
+                        "DeepseekV3Config",
+                        256,
+                        1,
+                        2048,
+                        3,
+                        8});
+  // rope_interleave (default true): HF de-interleaves each head's rotary channels before
+  // rotating halves, which gives the scores of rotating interleaved pairs.
+  a.position.rope_style = r.boolean_or("rope_interleave", true) ? RopeStyle::kGptj : RopeStyle::kNeox;
+  MoeSpec& m = a.moe;
+  m.renormalize = r.boolean_or("norm_topk_prob", true);
   m.scoring = MoeScoring::kSigmoid;
   m.score_correction_bias = true;
   m.n_group = r.integer_or("n_group", 8, limits::kExpertGroups);
@@ -69,11 +112,47 @@ void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
     r.fail("scoring_func", "expected sigmoid (DeepseekV3TopkRouter's scores)");
   if (r.has_value("topk_method") && r.string_or("topk_method", "noaux_tc") != "noaux_tc")
     r.fail("topk_method", "expected noaux_tc (DeepseekV3TopkRouter: grouped top-k steered by e_score_correction_bias)");
-  if (r.has_value("moe_layer_freq") && r.integer_or("moe_layer_freq", 1) != 1)
-    r.fail("moe_layer_freq", "expected 1 (every layer after first_k_dense_replace is MoE, as HF builds them)");
-  // Training and serving switches of DeepSeek's configs, and the multi-token-prediction
-  // layers HF's forward pass skips.
-  r.ignore({"aux_loss_alpha", "seq_aux", "ep_size", "num_nextn_predict_layers"});
+}
+
+void fill_deepseek_v2(ConfigReader& r, Architecture& a) {
+  fill_deepseek_common(r, a,
+                       {{.max_position_embeddings = 2048, .rms_norm_eps = 1e-6, .vocab_size = 32000},
+                        "DeepseekV2Config",
+                        64,
+                        2,
+                        1407,
+                        0,
+                        std::nullopt});
+  // apply_rotary_emb views each head's rotary channels as complex pairs: GPT-J style.
+  a.position.rope_style = RopeStyle::kGptj;
+  MoeSpec& m = a.moe;
+  m.scoring = MoeScoring::kSoftmax;
+  m.score_correction_bias = false;
+  m.renormalize = false;
+  m.routed_scaling_factor = r.number_or("routed_scaling_factor", 1.0, limits::kRoutedScalingFactor);
+  // DeepseekV2Moe never renormalises the top-k weights; DeepSeek's own code did when
+  // norm_topk_prob was set, so a config that sets it means something HF does not run.
+  if (r.boolean_or("norm_topk_prob", false))
+    r.fail("norm_topk_prob",
+           "found true, expected false (HF's DeepseekV2Moe ignores it and never renormalises the top-k weights)");
+  if (r.has_value("scoring_func") && r.string_or("scoring_func", "softmax") != "softmax")
+    r.fail("scoring_func", "expected softmax (DeepseekV2Moe's scores)");
+  const std::string method = r.string_or("topk_method", "greedy");
+  if (method == "greedy") {  // every expert competes; n_group and topk_group are not read
+    r.ignore({"n_group", "topk_group"});
+  } else if (method == "group_limited_greedy") {
+    m.n_group = r.integer("n_group", limits::kExpertGroups);
+    m.topk_group = r.integer("topk_group", limits::kExpertGroups);
+  } else {
+    r.fail("topk_method", fmt::format("found \"{}\", expected \"greedy\" or \"group_limited_greedy\"", method));
+  }
+  // HF's softmax scale has no YaRN mscale^2 (DeepseekV3's has): said explicitly where
+  // mla_softmax_scale would add it.
+  const RopeScaling& rs = a.position.rope_scaling;
+  if (rs.type == RopeScalingType::kYarn && rs.mscale_all_dim != 0.0 && rs.factor > 1.0) {
+    const MlaSpec& mla = a.sections.get<MlaSpec>();
+    a.attention.scale = 1.0 / std::sqrt(static_cast<double>(mla.qk_nope_head_dim + a.head_dim));
+  }
 }
 
 }  // namespace fk::spec::hf

@@ -8,8 +8,11 @@ checkpoint with HF's tensor names and config.json keys (random weights, numpy), 
 the logits with a numpy port of HF's forward in its naive form (keys and values
 decompressed per head, the grouped sigmoid router with the correction bias, the shared
 expert), then runs `fk import-hf` and `fk forward` (absorbed MLA, grouped_topk) in each
-layout and compares the logits (relative L2 <= 1e-5). Two variants: q compression with
-interleaved rope, and YaRN (its softmax mscale) with q_proj and rope over halves.
+layout and compares the logits (relative L2 <= 1e-5). Three variants: q compression with
+interleaved rope, YaRN (its softmax mscale) with q_proj and rope over halves, and
+DeepSeek-V2 (HF's DeepseekV2ForCausalLM: softmax scores in limited groups, not
+renormalised, two shared experts, YaRN without the softmax mscale and with unequal
+mscales, so the rope carries their ratio).
 
 Usage: deepseek_v3_numpy.py FK WORK_DIR
 """
@@ -25,16 +28,33 @@ class Sizes:
     def __init__(self, variant):
         self.variant = variant
         self.V, self.H, self.I, self.L, self.NH = 131, 32, 64, 3, 4
-        self.QR = 24 if variant == "base" else None
+        self.V2 = variant == "v2"
+        self.QR = 24 if variant in ("base", "v2") else None
         self.KVR, self.NOPE, self.ROPE, self.VD = 16, 8, 8, 12
         self.QK = self.NOPE + self.ROPE
         self.E, self.K, self.MI, self.NSH, self.NG, self.TG, self.FD = 8, 2, 24, 1, 4, 2, 1
         self.SCALE_R, self.EPS, self.THETA = 2.5, 1e-6, 10000.0
-        self.INTERLEAVE = variant == "base"
+        self.INTERLEAVE = variant in ("base", "v2")
         self.YARN = {"factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 32.0, "beta_slow": 1.0,
                      "mscale": 1.0, "mscale_all_dim": 1.0} if variant == "yarn" else None
+        if self.V2:  # two shared experts, scale 2; YaRN whose mscales differ (rope x their ratio)
+            self.NSH, self.SCALE_R = 2, 2.0
+            self.YARN = {"factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 0.8}
 
     def config(self):
+        if self.V2:
+            return {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "vocab_size": self.V,
+                    "hidden_size": self.H, "intermediate_size": self.I, "num_hidden_layers": self.L,
+                    "num_attention_heads": self.NH, "num_key_value_heads": self.NH, "q_lora_rank": self.QR,
+                    "kv_lora_rank": self.KVR, "qk_nope_head_dim": self.NOPE, "qk_rope_head_dim": self.ROPE,
+                    "v_head_dim": self.VD, "n_routed_experts": self.E, "num_experts_per_tok": self.K,
+                    "moe_intermediate_size": self.MI, "n_shared_experts": self.NSH, "n_group": self.NG,
+                    "topk_group": self.TG, "topk_method": "group_limited_greedy", "first_k_dense_replace": self.FD,
+                    "norm_topk_prob": False, "routed_scaling_factor": self.SCALE_R, "rms_norm_eps": self.EPS,
+                    "rope_theta": self.THETA, "max_position_embeddings": 64, "hidden_act": "silu",
+                    "tie_word_embeddings": False, "attention_bias": False,
+                    "rope_scaling": dict(type="yarn", **self.YARN)}
         c = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": self.V,
              "hidden_size": self.H, "intermediate_size": self.I, "num_hidden_layers": self.L,
              "num_attention_heads": self.NH, "num_key_value_heads": self.NH, "q_lora_rank": self.QR,
@@ -81,7 +101,8 @@ def make_weights(z, rng):
             lin(p + "mlp.down_proj.weight", z.H, z.I)
             continue
         lin(p + "mlp.gate.weight", z.E, z.H)
-        W[p + "mlp.gate.e_score_correction_bias"] = (0.1 * rng.random(z.E)).astype(np.float32)
+        if not z.V2:
+            W[p + "mlp.gate.e_score_correction_bias"] = (0.1 * rng.random(z.E)).astype(np.float32)
         for e in range(z.E):
             lin(p + f"mlp.experts.{e}.gate_proj.weight", z.MI, z.H)
             lin(p + f"mlp.experts.{e}.up_proj.weight", z.MI, z.H)
@@ -115,7 +136,8 @@ def rope_tables(z, S):
         extra = 1 - np.clip((np.arange(z.ROPE // 2) - low) / (high - low), 0, 1)
         inv = (inv / f) * (1 - extra) + inv * extra
         att = yarn_mscale(f, y["mscale"]) / yarn_mscale(f, y["mscale_all_dim"])
-        scale = scale * yarn_mscale(f, y["mscale_all_dim"]) ** 2
+        if not z.V2:  # HF's DeepseekV2Attention keeps qk_head_dim^-1/2
+            scale = scale * yarn_mscale(f, y["mscale_all_dim"]) ** 2
     fr = np.outer(np.arange(S), inv)
     emb = np.concatenate([fr, fr], -1)
     return np.cos(emb) * att, np.sin(emb) * att, scale
@@ -159,6 +181,28 @@ def attention(z, w, h, p, cos, sin, scale):
     return (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, z.NH * z.VD) @ w[p + "self_attn.o_proj.weight"].T
 
 
+def moe_v2(z, w, t, p):
+    """HF DeepseekV2Moe on rows t [T, H]: softmax scores; group_limited_greedy keeps the
+    topk_group groups with the best single score (the others' scores become 0) and takes
+    the top k; the weights are those scores, not renormalised, times the scale; plus the
+    shared experts."""
+    s = t @ w[p + "mlp.gate.weight"].T
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    group_score = s.reshape(-1, z.NG, z.E // z.NG).max(-1)
+    best_groups = np.argsort(-group_score, -1, kind="stable")[:, :z.TG]
+    group_mask = np.zeros_like(group_score)
+    np.put_along_axis(group_mask, best_groups, 1, -1)
+    masked = np.where(np.repeat(group_mask, z.E // z.NG, -1) > 0, s, 0.0)
+    idx = np.argsort(-masked, -1, kind="stable")[:, :z.K]
+    wt = np.take_along_axis(masked, idx, -1) * z.SCALE_R
+    out = np.zeros_like(t)
+    for r in range(t.shape[0]):
+        for j in range(z.K):
+            out[r] += wt[r, j] * mlp(w, t[r:r + 1], p + f"mlp.experts.{idx[r, j]}.")[0]
+    return out + mlp(w, t, p + "mlp.shared_experts.")
+
+
 def moe(z, w, t, p):
     """HF DeepseekV3MoE on rows t [T, H]: sigmoid scores, the correction bias picks the
     topk_group best groups (by their two best experts) and the top-k experts in them; the
@@ -193,7 +237,7 @@ def forward(z, W, ids):
         if l < z.FD:
             x = x + mlp(w, h, p + "mlp.")
         else:
-            x = x + moe(z, w, h.reshape(-1, z.H), p).reshape(B, S, z.H)
+            x = x + (moe_v2 if z.V2 else moe)(z, w, h.reshape(-1, z.H), p).reshape(B, S, z.H)
     return rms(x, w["model.norm.weight"], z.EPS) @ w["lm_head.weight"].T
 
 
@@ -211,7 +255,7 @@ def reference(variant, out_dir):
 def main():
     fk, work = sys.argv[1], sys.argv[2]
     failed = 0
-    for variant in ("base", "yarn"):
+    for variant in ("base", "yarn", "v2"):
         d = os.path.join(work, variant)
         failed += check_layouts(fk, d, reference(variant, d), variant)
     sys.exit(1 if failed else 0)

@@ -45,8 +45,8 @@ TEST(HfImportErrors, UnsupportedModelType) {
   // A known model type that cannot be imported says what it needs.
   c["model_type"] = "bloom";
   EXPECT_IMPORT_ERROR(c, "model_type: \"bloom\" cannot be imported: ", "ALiBi");
-  c["model_type"] = "deepseek_v2";
-  EXPECT_IMPORT_ERROR(c, "model_type: \"deepseek_v2\" cannot be imported: ", "group_limited_greedy");
+  c["model_type"] = "zamba2";
+  EXPECT_IMPORT_ERROR(c, "model_type: \"zamba2\" cannot be imported: ", "jamba imports");
   c.erase("model_type");
   EXPECT_IMPORT_ERROR(c, "model_type: missing", "llama");
 }

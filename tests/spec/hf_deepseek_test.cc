@@ -4,7 +4,8 @@
 // token; bad MLA and routing fields are errors at their line. fk import-hf for
 // model_type deepseek_v3 gives the shipped spec from the published config (less its fp8
 // quantization_config, which is refused naming it), and keys that HF's model would not
-// honour are refused naming them.
+// honour are refused naming them. DeepSeek-V2's config imports with its softmax routing
+// (greedy or group-limited, never renormalised) and HF's softmax scale.
 #include "core/error.h"
 #include "core/spec/architecture_write.h"
 #include "core/spec/families/mla.h"
@@ -15,6 +16,8 @@
 #include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace fk::testing {
 namespace {
@@ -168,9 +171,67 @@ TEST(HfImportDeepseek, WhatHfsModelWouldNotHonourIsRefusedNamingTheKey) {
   Json halves = deepseek_v3();
   halves["rope_interleave"] = false;
   EXPECT_EQ(spec::hf_config_import(halves, "d/config.json").arch.position.rope_style, spec::RopeStyle::kNeox);
-  Json v2 = deepseek_v3();
-  v2["model_type"] = "deepseek_v2";
-  EXPECT_NE(import_error(v2).find("deepseek_v3 imports"), std::string::npos) << import_error(v2);
+}
+
+// DeepSeek-V2's config, as DeepSeek-V2-Lite's layers with V2's grouped routing
+// (DeepseekV2Config's keys; sizes cut down).
+Json deepseek_v2() {
+  return Json::parse(R"({
+    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+    "intermediate_size": 10944, "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "vocab_size": 102400, "max_position_embeddings": 163840, "rms_norm_eps": 1e-06, "hidden_act": "silu",
+    "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
+    "first_k_dense_replace": 1, "norm_topk_prob": false, "routed_scaling_factor": 16.0,
+    "topk_method": "group_limited_greedy", "n_group": 8, "topk_group": 3, "scoring_func": "softmax",
+    "moe_layer_freq": 1, "aux_loss_alpha": 0.001, "seq_aux": true, "tie_word_embeddings": false,
+    "rope_theta": 10000, "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707,
+    "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "type": "yarn"},
+    "torch_dtype": "bfloat16", "use_cache": true})");
+}
+
+TEST(HfImportDeepseek, V2RoutesBySoftmaxInLimitedGroupsWithoutRenormalising) {
+  const spec::Architecture a = spec::hf_config_import(deepseek_v2(), "d/config.json").arch;
+  EXPECT_EQ(a.family, "deepseek");
+  const spec::MoeSpec& m = a.moe;
+  EXPECT_EQ(m.scoring, spec::MoeScoring::kSoftmax);
+  EXPECT_FALSE(m.score_correction_bias);
+  EXPECT_FALSE(m.renormalize);
+  EXPECT_EQ(m.n_group, 8);
+  EXPECT_EQ(m.topk_group, 3);
+  EXPECT_EQ(m.experts_per_token, 6);
+  EXPECT_EQ(m.routed_scaling_factor, 16.0);
+  EXPECT_EQ(m.shared_experts, 2);
+  EXPECT_EQ(m.first_dense_layers, 1);
+  EXPECT_EQ(a.sections.get<spec::MlaSpec>().q_lora_rank, 0);
+  EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
+  // HF's V2 softmax scale has no YaRN mscale^2: (128 + 64)^-1/2 exactly.
+  ASSERT_TRUE(a.attention.scale.has_value());
+  EXPECT_DOUBLE_EQ(spec::mla_softmax_scale(a, a.sections.get<spec::MlaSpec>()), 1.0 / std::sqrt(192.0));
+  // greedy: every expert competes (V2-Lite); the group keys are not read.
+  Json greedy = deepseek_v2();
+  greedy["topk_method"] = "greedy";
+  greedy["n_group"] = 1;
+  greedy["topk_group"] = 1;
+  greedy["routed_scaling_factor"] = 1.0;
+  const spec::MoeSpec g = spec::hf_config_import(greedy, "d/config.json").arch.moe;
+  EXPECT_EQ(g.n_group, 1);
+  EXPECT_FALSE(g.grouped_routing());  // softmax, one group, no bias, scale 1: plain top-k
+  for (const auto& [key, value, expect] :
+       {std::tuple<const char*, Json, const char*>{"norm_topk_prob", true, "never renormalises"},
+        {"scoring_func", "sigmoid", "expected softmax"},
+        {"topk_method", "noaux_tc", "expected \"greedy\" or \"group_limited_greedy\""},
+        {"num_experts_per_tok", nullptr, "num_experts_per_tok"},
+        {"rope_interleave", false, "rope_interleave"}}) {
+    Json bad = deepseek_v2();
+    bad[key] = value;
+    const std::string e = import_error(bad);
+    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
+    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
+  }
+  Json no_groups = deepseek_v2();
+  no_groups.erase("n_group");
+  EXPECT_NE(import_error(no_groups).find("n_group"), std::string::npos) << import_error(no_groups);
 }
 
 }  // namespace

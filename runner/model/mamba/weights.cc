@@ -1,6 +1,5 @@
 #include "runner/model/mamba/weights.h"
 
-#include "core/error.h"
 #include "core/spec/families/mamba.h"
 #include "runner/model/weight_plan.h"
 

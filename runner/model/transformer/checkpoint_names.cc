@@ -75,7 +75,7 @@ TensorRef mixtral(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
-// DeepSeek-V3: the canonical names (MLA's self_attn.q_a_proj ... kv_b_proj, the router's
+// DeepSeek-V3 and V2: the canonical names (MLA's self_attn.q_a_proj ... kv_b_proj, the router's
 // mlp.gate.e_score_correction_bias are HF's own), except the shared experts, which HF
 // keeps under mlp.shared_experts.
 TensorRef deepseek(const std::string& canonical, const Architecture&) {
@@ -554,6 +554,7 @@ std::vector<std::string> hf_supported_model_types() {
           "cohere2",
           "persimmon",
           "deepseek_v3",
+          "deepseek_v2",
           "jamba"};
 }
 
@@ -567,7 +568,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
-  if (model_type == "deepseek_v3") return {model_type, {""}, deepseek};
+  if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return {model_type, {""}, deepseek};
   if (model_type == "jamba") return {model_type, {""}, jamba};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
