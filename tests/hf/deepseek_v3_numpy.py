@@ -16,10 +16,10 @@ mscales, so the rope carries their ratio).
 
 Usage: deepseek_v3_numpy.py FK WORK_DIR
 """
-import os, sys
+import sys
 import numpy as np
 
-from numpy_port_util import check_layouts, mlp, rms, write_case
+from numpy_port_util import mlp, rms, run_port
 
 
 class Sizes:
@@ -241,24 +241,8 @@ def forward(z, W, ids):
     return rms(x, w["model.norm.weight"], z.EPS) @ w["lm_head.weight"].T
 
 
-def reference(variant, out_dir):
-    """Writes config.json, model.safetensors and inputs.safetensors; returns the logits."""
-    z = Sizes(variant)
-    rng = np.random.default_rng(5)
-    W = make_weights(z, rng)
-    ids = rng.integers(0, z.V, (2, 12)).astype(np.int64)
-    logits = forward(z, W, ids)
-    write_case(out_dir, z.config(), W, ids, logits)
-    return logits
-
-
 def main():
-    fk, work = sys.argv[1], sys.argv[2]
-    failed = 0
-    for variant in ("base", "yarn", "v2"):
-        d = os.path.join(work, variant)
-        failed += check_layouts(fk, d, reference(variant, d), variant)
-    sys.exit(1 if failed else 0)
+    run_port(sys.argv[1], sys.argv[2], ("base", "yarn", "v2"), Sizes, make_weights, forward, seed=5)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What the numpy ports of HF models (deepseek_v3_numpy.py, jamba_numpy.py) share: f32
 safetensors without torch, the norms and MLP of HF's code, and the check that runs
 `fk import-hf` and `fk forward` in each layout against the port's logits."""
-import json, os, struct, subprocess
+import json, os, struct, subprocess, sys
 import numpy as np
 
 
@@ -66,3 +66,21 @@ def check_layouts(fk, d, want, label, layouts=("tp1", "tp2", "pp2", "tp2pp2"), t
         failed += not ok
         print(f"{label} {layout}: logits rel L2 {rel:.3e} {'ok' if ok else f'FAILED (> {tol:g})'}")
     return failed
+
+
+def run_port(fk, work, variants, sizes, make_weights, forward, seed):
+    """Each variant's tiny model (sizes(variant): its config() and V), weights from
+    make_weights(z, rng) with numpy's generator of `seed`, two 12-token prompts and the
+    port's logits forward(z, weights, ids), written to work/<variant> and checked in every
+    layout; exits 1 when any layout is off."""
+    failed = 0
+    for variant in variants:
+        d = os.path.join(work, variant)
+        z = sizes(variant)
+        rng = np.random.default_rng(seed)
+        weights = make_weights(z, rng)
+        ids = rng.integers(0, z.V, (2, 12)).astype(np.int64)
+        logits = forward(z, weights, ids)
+        write_case(d, z.config(), weights, ids, logits)
+        failed += check_layouts(fk, d, logits, variant)
+    sys.exit(1 if failed else 0)

@@ -7,6 +7,7 @@
 #include "core/spec/families/mamba.h"
 #include "core/spec/hf_config.h"
 #include "core/spec/spec_file.h"
+#include "spec/spec_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -31,15 +32,7 @@ Json mamba_2_8b() {
     "pad_token_id": 0, "torch_dtype": "float32", "transformers_version": "4.39.0.dev0", "use_cache": true})");
 }
 
-std::string import_error(const Json& config) {
-  try {
-    spec::hf_config_import(config, "m/config.json");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-    return e.what();
-  }
-  return "";
-}
+std::string import_error(const Json& config) { return hf_import_error(config, "m/config.json"); }
 
 TEST(HfImportMamba, PublishedConfigGivesTheShippedSpec) {
   const spec::HfImport imp = spec::hf_config_import(mamba_2_8b(), "m/config.json");

@@ -1,11 +1,15 @@
 #include "spec/spec_test_util.h"
 
+#include "core/error.h"
+#include "core/spec/hf_config.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 namespace fk::testing {
 namespace fs = std::filesystem;
@@ -119,6 +123,40 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   EXPECT_NE(at, std::string::npos) << "not in the text: " << from;
   if (at == std::string::npos) return text;
   return text.replace(at, from.size(), to);
+}
+
+std::string hf_import_error(const nlohmann::json& config, const std::string& file) {
+  try {
+    spec::hf_config_import(config, file);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+void expect_same_model(const spec::Architecture& got, const spec::Architecture& want) {
+  EXPECT_EQ(got.sections, want.sections);
+  EXPECT_EQ(got.moe, want.moe);
+  const auto attention = [](spec::AttentionSpec at) {
+    if (at.layer_types == std::vector<spec::LayerType>{spec::LayerType::kFull}) at.layer_types.clear();
+    return at;
+  };
+  EXPECT_EQ(attention(got.attention), attention(want.attention));
+  EXPECT_EQ(got.position, want.position);
+  EXPECT_EQ(got.norm, want.norm);
+  EXPECT_EQ(got.mlp, want.mlp);
+  EXPECT_EQ(got.head, want.head);
+  EXPECT_EQ(got.embedding, want.embedding);
+  for (auto [field, g, w] : {std::tuple{"hidden_size", got.hidden_size, want.hidden_size},
+                             {"num_hidden_layers", got.num_hidden_layers, want.num_hidden_layers},
+                             {"num_attention_heads", got.num_attention_heads, want.num_attention_heads},
+                             {"num_key_value_heads", got.num_key_value_heads, want.num_key_value_heads},
+                             {"head_dim", got.head_dim, want.head_dim},
+                             {"intermediate_size", got.intermediate_size, want.intermediate_size},
+                             {"vocab_size", got.vocab_size, want.vocab_size},
+                             {"max_position_embeddings", got.max_position_embeddings, want.max_position_embeddings}})
+    EXPECT_EQ(g, w) << field;
 }
 
 }  // namespace fk::testing

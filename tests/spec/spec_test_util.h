@@ -1,7 +1,10 @@
 // Helpers for spec tests: a temporary specs tree, and parsing text as a spec.
 #pragma once
 
+#include "core/spec/architecture.h"
 #include "core/spec/spec_file.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -43,5 +46,13 @@ std::string shipped_architecture_text(const std::string& name);
 // `text` with the first occurrence of `from` replaced by `to`; fails the test (and
 // returns `text` unchanged) if `from` does not occur.
 std::string replaced(std::string text, const std::string& from, const std::string& to);
+
+// The message of importing `config` (an HF config.json) as `file`, which is expected to
+// fail with kInvalidArgument; "" when it imported.
+std::string hf_import_error(const nlohmann::json& config, const std::string& file = "t/config.json");
+// Expects `got` (an import) to describe the model `want` (a shipped spec's full values):
+// the sizes, every family section, attention (an explicit all-full layer pattern equals
+// none), position, norm, MLP, MoE, head and embedding.
+void expect_same_model(const spec::Architecture& got, const spec::Architecture& want);
 
 }  // namespace fk::testing
