@@ -43,15 +43,8 @@ TEST(DeepseekSpec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
   EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
   // (128 + 64)^-1/2 x (0.1 ln 40 + 1)^2: YaRN's mscale_all_dim scales the softmax.
   EXPECT_NEAR(spec::mla_softmax_scale(a, m), std::pow(0.1 * std::log(40.0) + 1.0, 2) / std::sqrt(192.0), 1e-12);
-  const std::string written = spec::architecture_to_yaml(a);
-  spec::Diagnostics d;
-  const auto back = spec::spec_load_string(written, "w.yaml", d);
-  ASSERT_TRUE(back.has_value()) << d.to_string() << written;
-  EXPECT_EQ(std::get<spec::ArchitectureDoc>(*back).full, a);
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 2;
-  w.seq_len = 1000;
+  expect_round_trip(a);
+  const spec::Workload w = test_workload(2, 1000);
   const spec::MemoryEstimate e = spec::memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
   // DeepSeek-V3: 671B parameters (its model card; 685B with the 14B MTP module).
   EXPECT_NEAR(static_cast<double>(e.parameters), 671e9, 1.5e9);

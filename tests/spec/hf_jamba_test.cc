@@ -39,15 +39,8 @@ TEST(JambaSpec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
     EXPECT_EQ(a.layer_is_moe(l), l % 2 == 1) << l;
   }
   EXPECT_EQ(spec::family_rules(a).category(a), spec::FastKernelsCategory::kLinearAttentionSsm);
-  const std::string written = spec::architecture_to_yaml(a);
-  spec::Diagnostics d;
-  const auto back = spec::spec_load_string(written, "w.yaml", d);
-  ASSERT_TRUE(back.has_value()) << d.to_string() << written;
-  EXPECT_EQ(std::get<spec::ArchitectureDoc>(*back).full, a);
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 2;
-  w.seq_len = 1000;
+  expect_round_trip(a);
+  const spec::Workload w = test_workload(2, 1000);
   const spec::MemoryEstimate e = spec::memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
   // Jamba v0.1: 51.6B parameters (its model card says 52B).
   EXPECT_NEAR(static_cast<double>(e.parameters), 51.57e9, 0.02e9);
@@ -62,10 +55,7 @@ TEST(JambaSpec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
 TEST(JambaSpec, ATpThatSplitsNoMixerChannelsEvenlyIsAMisfit) {
   spec::Architecture a = shipped_doc().full;
   a.sections.edit<spec::MambaLayersSpec>().inner_size = 8196;  // 4 x 2049
-  spec::Workload w;
-  w.name = "w";
-  w.batch = 8;
-  w.seq_len = 16;
+  const spec::Workload w = test_workload(8, 16);
   EXPECT_TRUE(spec::layout_misfits(a, w, {4, 1, 1}).empty());
   const auto misfit = spec::layout_misfits(a, w, {8, 1, 1});
   ASSERT_EQ(misfit.size(), 1u);

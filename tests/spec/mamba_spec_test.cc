@@ -37,12 +37,8 @@ TEST(MambaSpec, ShippedSpecLoadsWithItsPublishedSizesAndRoundTrips) {
   const Architecture t = *doc->select("tiny");
   EXPECT_EQ(t.sections.get<spec::SsmSpec>().time_step_rank, 4);
   EXPECT_TRUE(t.sections.get<spec::SsmSpec>().conv_bias) << "a preset keeps the fields it does not give";
-  const std::string written = architecture_to_yaml(a);
+  const std::string written = testing::expect_round_trip(a);
   EXPECT_EQ(written.find("num_attention_heads"), std::string::npos) << "only the family's fields are written";
-  Diagnostics d2;
-  const auto back = spec_load_string(written, "w.yaml", d2);
-  ASSERT_TRUE(back.has_value()) << d2.to_string() << written;
-  EXPECT_EQ(std::get<ArchitectureDoc>(*back).full, a);
 }
 
 TEST(MambaSpec, FieldsOfAnotherFamilyAndBadSsmValuesAreErrorsAtTheirLine) {
@@ -68,10 +64,7 @@ TEST(MambaSpec, LayoutsThatCannotSplitTheMixerAreNamed) {
   const auto doc = architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml", d);
   ASSERT_TRUE(doc.has_value());
   const Architecture a = *doc->select("tiny");  // intermediate 128, 4 layers
-  Workload w;
-  w.name = "w";
-  w.batch = 4;
-  w.seq_len = 16;
+  const Workload w = testing::test_workload(4, 16);
   EXPECT_TRUE(layout_misfits(a, w, {4, 4, 1}).empty());
   const auto m = layout_misfits(a, w, {3, 8, 1});
   ASSERT_EQ(m.size(), 2u);
@@ -84,10 +77,7 @@ TEST(MambaSpec, TheRecurrentStateDoesNotGrowWithTheContext) {
   const auto doc = architecture_load_file(std::string(FK_SOURCE_DIR) + "/specs/architectures/mamba-2.8b.yaml", d);
   ASSERT_TRUE(doc.has_value());
   const Architecture& a = doc->full;
-  Workload w;
-  w.name = "w";
-  w.batch = 8;
-  w.seq_len = 512;
+  Workload w = testing::test_workload(8, 512);
   const MemoryEstimate short_ctx = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
   w.seq_len = 32768;
   const MemoryEstimate long_ctx = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
@@ -111,16 +101,9 @@ TEST(Mamba2Spec, ShippedSpecRoundTripsAndCountsThePublishedParameters) {
   const SsmSpec& m = a.sections.get<SsmSpec>();
   EXPECT_TRUE(m.mamba2());
   EXPECT_EQ(m.conv_dim(a.intermediate_size), 8192 + 2 * 8 * 128);
-  const std::string written = architecture_to_yaml(a);
+  const std::string written = testing::expect_round_trip(a);
   EXPECT_EQ(written.find("time_step_rank"), std::string::npos) << written;
-  Diagnostics d2;
-  const auto back = spec_load_string(written, "w.yaml", d2);
-  ASSERT_TRUE(back.has_value()) << d2.to_string() << written;
-  EXPECT_EQ(std::get<ArchitectureDoc>(*back).full, a);
-  Workload w;
-  w.name = "w";
-  w.batch = 4;
-  w.seq_len = 1024;
+  const Workload w = testing::test_workload(4, 1024);
   const MemoryEstimate e = memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda);
   // Codestral is a 7.3B model: per layer in_proj (8192 + 10240 + 128) x 4096, out_proj
   // 4096 x 8192, the conv, the norms; the embedding and the untied head.

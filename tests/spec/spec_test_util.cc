@@ -1,6 +1,7 @@
 #include "spec/spec_test_util.h"
 
 #include "core/error.h"
+#include "core/spec/architecture_write.h"
 #include "core/spec/hf_config.h"
 
 #include <gtest/gtest.h>
@@ -123,6 +124,25 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   EXPECT_NE(at, std::string::npos) << "not in the text: " << from;
   if (at == std::string::npos) return text;
   return text.replace(at, from.size(), to);
+}
+
+std::string expect_round_trip(const spec::Architecture& a) {
+  const std::string written = spec::architecture_to_yaml(a);
+  spec::Diagnostics d;
+  const auto back = spec::spec_load_string(written, "w.yaml", d);
+  EXPECT_TRUE(back.has_value()) << d.to_string() << written;
+  if (back.has_value()) {
+    EXPECT_EQ(std::get<spec::ArchitectureDoc>(*back).full, a);
+  }
+  return written;
+}
+
+spec::Workload test_workload(int64_t batch, int64_t seq_len) {
+  spec::Workload w;
+  w.name = "w";
+  w.batch = batch;
+  w.seq_len = seq_len;
+  return w;
 }
 
 std::string hf_import_error(const nlohmann::json& config, const std::string& file) {

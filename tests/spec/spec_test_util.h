@@ -3,6 +3,7 @@
 
 #include "core/spec/architecture.h"
 #include "core/spec/spec_file.h"
+#include "core/spec/workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,11 @@ std::string shipped_architecture_text(const std::string& name);
 // `text` with the first occurrence of `from` replaced by `to`; fails the test (and
 // returns `text` unchanged) if `from` does not occur.
 std::string replaced(std::string text, const std::string& from, const std::string& to);
+
+// `a` written as YAML (returned) loads back equal to `a`.
+std::string expect_round_trip(const spec::Architecture& a);
+// A workload named "w" of `batch` sequences of `seq_len` tokens.
+spec::Workload test_workload(int64_t batch, int64_t seq_len);
 
 // The message of importing `config` (an HF config.json) as `file`, which is expected to
 // fail with kInvalidArgument; "" when it imported.
