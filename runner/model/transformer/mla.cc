@@ -71,19 +71,20 @@ class Mla final : public Mixer {
 
   void reset() override { c_.rt.zero(cache_); }
 
-  Tensor forward(const LayerWeights& w, const Tensor& x, const MixerStep& st) override {
+  Tensor forward(const LayerWeights& lw, const Tensor& x, const MixerStep& st) override {
+    if (made_from_ != &lw) resolve(lw);
     const spec::Architecture& a = c_.arch;
     Runtime& rt = c_.rt;
     const DType dt = c_.dtype;
     const int64_t rows = x.size(0), hl = c_.placement.q_heads(a), rope = a.head_dim, nope = m_.qk_nope_head_dim;
     const int64_t dc = m_.kv_lora_rank, qk = nope + rope;
     Tensor q;
-    if (const Tensor q_a_w = w.mixer_tensor("q_a_w"); q_a_w.defined()) {
-      const Tensor qa = c_.linear(x, q_a_w, Tensor(), "attn.q_a_proj");
-      const Tensor qn = c_.rms_norm(qa, w.mixer_tensor("q_a_norm"), kMlaNormEps, "attn.q_a_norm");
-      q = c_.linear(qn, w.mixer_tensor("q_b_w"), Tensor(), "attn.q_b_proj");
+    if (w_.q_a_w.defined()) {
+      const Tensor qa = c_.linear(x, w_.q_a_w, Tensor(), "attn.q_a_proj");
+      const Tensor qn = c_.rms_norm(qa, w_.q_a_norm, kMlaNormEps, "attn.q_a_norm");
+      q = c_.linear(qn, w_.q_b_w, Tensor(), "attn.q_b_proj");
     } else {
-      q = c_.linear(x, w.mixer_tensor("q_b_w"), Tensor(), "attn.q_proj");
+      q = c_.linear(x, w_.q_b_w, Tensor(), "attn.q_proj");
     }
     // Each head's channels apart: q_nope [rows, hl, nope] and q_pe [rows, hl, rope].
     const Tensor q_heads = q.reshape({rows * hl, qk});
@@ -92,12 +93,12 @@ class Mla final : public Mixer {
     rt.copy_rows(q_nope, q_heads.slice(1, 0, nope));
     rt.copy_rows(q_pe, q_heads.slice(1, nope, rope));
 
-    const Tensor kv = c_.linear(x, w.mixer_tensor("kv_a_w"), Tensor(), "attn.kv_a_proj");
+    const Tensor kv = c_.linear(x, w_.kv_a_w, Tensor(), "attn.kv_a_proj");
     Tensor c = rt.empty(dt, {rows, dc});
     Tensor k_pe = rt.empty(dt, {rows, rope});
     rt.copy_rows(c, kv.slice(1, 0, dc));
     rt.copy_rows(k_pe, kv.slice(1, dc, rope));
-    const Tensor cn = c_.rms_norm(c, w.mixer_tensor("kv_a_norm"), kMlaNormEps, "attn.kv_a_norm");
+    const Tensor cn = c_.rms_norm(c, w_.kv_a_norm, kMlaNormEps, "attn.kv_a_norm");
 
     rt.run("rotary_embedding", "attn.rotary",
            call({c_.positions, q_pe.reshape({rows, hl * rope}), k_pe, c_.rope.at(spec::LayerType::kFull)},
@@ -107,23 +108,35 @@ class Mla final : public Mixer {
            call({cn, k_pe, cache}, {static_cast<double>(st.q_len), static_cast<double>(st.q_start)}));
 
     Tensor q_lat = rt.empty(dt, {rows, hl, dc});
-    rt.run("head_linear", "attn.q_absorb",
-           call({q_lat, q_nope.reshape({rows, hl, nope}), w.mixer_tensor("w_uk")}, {1.0}));
+    rt.run("head_linear", "attn.q_absorb", call({q_lat, q_nope.reshape({rows, hl, nope}), w_.w_uk}, {1.0}));
     Tensor o_lat = rt.empty(dt, {rows, hl, dc});
     rt.run("mla_attention", "attn.mla_attention",
            call({o_lat, q_lat, q_pe.reshape({rows, hl, rope}), cache},
                 {spec::mla_softmax_scale(a, m_), static_cast<double>(st.q_len), static_cast<double>(st.q_start)}));
     Tensor o = rt.empty(dt, {rows, hl, m_.v_head_dim});
-    rt.run("head_linear", "attn.v_up", call({o, o_lat, w.mixer_tensor("w_uv")}, {0.0}));
-    Tensor out = c_.linear(o.reshape({rows, hl * m_.v_head_dim}), w.mixer_tensor("o_w"), Tensor(), "attn.o_proj");
+    rt.run("head_linear", "attn.v_up", call({o, o_lat, w_.w_uv}, {0.0}));
+    Tensor out = c_.linear(o.reshape({rows, hl * m_.v_head_dim}), w_.o_w, Tensor(), "attn.o_proj");
     rt.all_reduce(c_.comms.tp, out, "tp.attn_out");
     return out;
   }
 
  private:
+  // The layer's tensors (mla_weights), looked up once (a layer's weights outlive its model).
+  struct Named {
+    Tensor q_a_w, q_a_norm, q_b_w, kv_a_w, kv_a_norm, w_uk, w_uv, o_w;
+  };
+  void resolve(const LayerWeights& lw) {
+    w_ = {lw.mixer_tensor("q_a_w"),  lw.mixer_tensor("q_a_norm"),  lw.mixer_tensor("q_b_w"),
+          lw.mixer_tensor("kv_a_w"), lw.mixer_tensor("kv_a_norm"), lw.mixer_tensor("w_uk"),
+          lw.mixer_tensor("w_uv"),   lw.mixer_tensor("o_w")};
+    made_from_ = &lw;
+  }
+
   const LayerContext& c_;
   const spec::MlaSpec& m_;
   Tensor cache_;  // [batch, L, Dc + rope]: the normalised latent, then the rotated shared key
+  Named w_;
+  const LayerWeights* made_from_ = nullptr;
 };
 
 std::unique_ptr<Mixer> make_mla(const LayerContext& ctx, int64_t layer) { return std::make_unique<Mla>(ctx, layer); }
