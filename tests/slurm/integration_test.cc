@@ -269,7 +269,10 @@ TEST_F(RealSlurm, RequeuedJobRunsAgainWithRestartCount) {
   const AttemptResult res = run(
       options(runner), request("requeue.a1"),
       [&](SlurmExecutor& ex) {
-        if (job.empty() && ex.attempt_started("requeue.a1")) {
+        // Requeued once run 0's script has recorded its start (squeue may say RUNNING
+        // before the batch script's first line has run).
+        if (job.empty() && ex.attempt_started("requeue.a1") &&
+            start_record_read(AttemptFiles{dir_ + "/attempts/requeue.a1"}).has_value()) {
           job = ex.running().at(0).second;
           EXPECT_TRUE(sh({"scontrol", "requeue", job}).ok());
           requeued = true;
