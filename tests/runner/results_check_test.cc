@@ -46,7 +46,7 @@ TEST(LayoutResults, EveryLayoutAgreesWithTp1) {
   const std::string dir = env("FK_RESULTS_DIR");
   if (dir.empty()) GTEST_FAIL() << "set FK_RESULTS_DIR to the results folder of the layouts run";
   const auto files = job_files(dir);
-  ASSERT_EQ(files.size(), 50u) << "5 architectures x 10 layouts";
+  ASSERT_EQ(files.size(), 60u) << "6 architectures x 10 layouts";
   std::map<std::string, std::vector<float>> reference;  // arch -> tp1 logits
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> others;
   std::set<std::string> layouts;
@@ -69,7 +69,7 @@ TEST(LayoutResults, EveryLayoutAgreesWithTp1) {
     // top-k changes under bf16 goes to another expert).
     h5::Table layers = f.read_table("model_stage/layers");
     ASSERT_GT(layers.rows(), 0u);
-    const double bound = arch == "mixtral-8x7b" ? 0.25 : 0.05;
+    const double bound = arch == "mixtral-8x7b" || arch == "jamba-v0.1" ? 0.25 : 0.05;
     for (double e : layers.column<double>("rel_err_vs_fp32")) {
       EXPECT_GT(e, 1e-5);
       EXPECT_LT(e, bound);
