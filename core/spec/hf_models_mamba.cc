@@ -12,6 +12,12 @@
 // a gated MLP. The Mamba layers (the transformer's `mamba:` section,
 // core/spec/families/mamba_layers.h) normalise dt, B and C with RMSNorms.
 //
+// Bamba (BambaForCausalLM, BambaConfig): the same kind of hybrid with Mamba-2 mixers
+// (the `mamba:` section's version 2: mamba_n_heads heads of mamba_d_head, B and C in
+// mamba_n_groups groups, a gated RMSNorm before out_proj) in every layer but
+// attn_layer_indices, whose attention rotates the first partial_rotary_factor (default
+// 0.5) of each head; a dense gated MLP in every layer.
+//
 // Keys of the original mamba_ssm configs that HF conversions still carry (d_model,
 // n_layer, rms_norm, fused_add_norm, ssm_cfg, pad_vocab_size_multiple) are accepted
 // when they agree with the HF keys.
@@ -19,8 +25,9 @@
 #include "core/spec/families/mamba_layers.h"
 #include "core/spec/hf_models.h"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
+#include <set>
 
 namespace fk::spec::hf {
 
@@ -192,6 +199,77 @@ void fill_jamba(ConfigReader& r, Architecture& a) {
   // positions get logits; mamba_inner_layernorms (older configs) is read by no HF code,
   // which always normalises dt, B and C.
   r.ignore({"use_mamba_kernels", "num_logits_to_keep", "calc_logits_for_entire_prompt", "mamba_inner_layernorms"});
+}
+
+void fill_bamba(ConfigReader& r, Architecture& a) {
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 262144, .rms_norm_eps = 1e-5, .num_key_value_heads = 8, .vocab_size = 128000});
+  if (a.mlp.activation != Activation::kSilu)
+    r.fail("hidden_act", "expected \"silu\": BambaConfig's hidden_act is the Mamba mixer's activation too");
+  r.require_inert("attention_bias", "BambaAttention's projections have no bias");
+  r.require_inert("mlp_bias", "BambaMLP has no bias");
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  partial_rope(r, a, 0.5);
+  MambaLayersSpec& m = a.sections.edit<MambaLayersSpec>();
+  m.version = 2;
+  m.inner_norms = false;
+  const int64_t expand = r.integer_or("mamba_expand", 2, IntRange{1, 64});
+  m.inner_size = expand * a.hidden_size;
+  m.num_heads = r.integer_or("mamba_n_heads", 128, limits::kSsmHeads);
+  if (m.inner_size % m.num_heads != 0)
+    r.fail("mamba_n_heads", fmt::format("found {}, which does not divide the mixer's width, mamba_expand x "
+                                        "hidden_size ({})",
+                                        m.num_heads, m.inner_size));
+  const Json* head = r.get("mamba_d_head");
+  if (head == nullptr || head->is_null() || *head == "auto") {
+    m.head_dim = m.inner_size / m.num_heads;  // BambaConfig: mamba_intermediate // mamba_n_heads
+    if (head == nullptr)
+      r.note_default("mamba_d_head", fmt::format("auto, the width / mamba_n_heads = {}", m.head_dim));
+  } else if (head->is_number_integer()) {
+    m.head_dim = r.integer("mamba_d_head", limits::kSsmHeads);
+  } else {
+    r.fail_value("mamba_d_head", *head, "an integer or \"auto\"");
+  }
+  if (m.num_heads * m.head_dim != m.inner_size)
+    r.fail("mamba_d_head", fmt::format("mamba_n_heads x mamba_d_head ({} x {}) is not the mixer's width, "
+                                       "mamba_expand x hidden_size ({})",
+                                       m.num_heads, m.head_dim, m.inner_size));
+  m.n_groups = r.integer_or("mamba_n_groups", 1, limits::kSsmHeads);
+  m.state_size = r.integer_or("mamba_d_state", 256, limits::kSsmStateSize);
+  m.conv_kernel = r.integer_or("mamba_d_conv", 4, limits::kSsmConvKernel);
+  m.conv_bias = r.boolean_or("mamba_conv_bias", true);
+  m.proj_bias = r.boolean_or("mamba_proj_bias", false);
+  // attn_layer_indices (null or absent: none): the layers that keep attention.
+  std::set<int64_t> attention;
+  if (const Json* idx = r.get("attn_layer_indices"); idx != nullptr && !idx->is_null()) {
+    if (!idx->is_array()) r.fail_value("attn_layer_indices", *idx, "a list of layer indices");
+    for (size_t i = 0; i < idx->size(); ++i) {
+      const Json& l = (*idx)[i];
+      if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= a.num_hidden_layers)
+        r.fail_value(fmt::format("attn_layer_indices[{}]", i), l,
+                     fmt::format("a layer index in [0, {}) (num_hidden_layers)", a.num_hidden_layers));
+      attention.insert(l.get<int64_t>());
+    }
+  } else if (idx == nullptr) {
+    r.note_default("attn_layer_indices", "[] (every layer a Mamba layer)");
+  }
+  m.attention_layers.assign(attention.begin(), attention.end());
+  if (static_cast<int64_t>(attention.size()) == a.num_hidden_layers)
+    r.fail("attn_layer_indices", "lists every layer: no Mamba layer is left");
+  // HF's BambaMixer clamps dt to no limit (transformers 4.x hard-codes (0, inf); a limit
+  // in the config would mean different things across versions): only that imports.
+  if (const Json* lim = r.get("time_step_limit"); lim != nullptr && !lim->is_null()) {
+    const bool open =
+        lim->is_array() && lim->size() == 2 && (*lim)[0].is_number() && (*lim)[0].get<double>() == 0.0 &&
+        (((*lim)[1].is_string() && (*lim)[1].get<std::string>() == "Infinity") ||
+         ((*lim)[1].is_object() && (*lim)[1].contains("__float__") && (*lim)[1].at("__float__") == "Infinity"));
+    if (!open) r.fail_value("time_step_limit", *lim, "[0.0, Infinity] (HF's BambaMixer runs dt unclamped)");
+  }
+  // mamba_chunk_size orders HF's chunked SSD sums only; the time_step_* keys set the
+  // initialisation; z_loss_coefficient is a training loss; num_logits_to_keep says how
+  // many positions get logits.
+  r.ignore({"mamba_chunk_size", "time_step_min", "time_step_max", "time_step_floor", "z_loss_coefficient",
+            "num_logits_to_keep"});
 }
 
 }  // namespace fk::spec::hf

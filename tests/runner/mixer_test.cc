@@ -4,15 +4,18 @@
 // model then runs it in those layers and the built-in attention in the others (its ops,
 // its KV cache), its tensors are named and rounded as it asks, and a step with a cache
 // still agrees with one longer prefill. Two kinds taking one layer, a kind without a
-// function and a second default are refused.
+// function and a second default are refused. The built-in Mamba layers (Jamba's
+// Mamba-1, Bamba's Mamba-2) keep a state that carries a decode step.
 #include "runner/model/transformer/mixer.h"
 #include "core/error.h"
+#include "core/spec/families/mamba_layers.h"
 #include "model_fixtures.h"
 #include "runner/model/transformer/weights.h"
 #include "runner/model_stage.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 namespace fk::runner {
@@ -192,6 +195,48 @@ TEST(Mixers, JambaRunsItsMambaLayersOnAStateThatCarriesADecodeStep) {
   const Tensor again = split.model->step(test_support::tokens(batch, prompt, 0), prompt, 0);
   EXPECT_LT(test_support::rel_l2(again, first), 1e-6);
   // reset() forgets the states: the decode step alone then differs.
+  split.model->reset();
+  const Tensor fresh = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
+  EXPECT_GT(test_support::rel_l2(fresh, want), 1e-3);
+}
+
+// The same hybrid with Mamba-2 layers (the `mamba:` section's version 2, as Bamba's):
+// the SSD scan on its own state, split over TP by heads and groups.
+TEST(Mixers, Mamba2LayersRunTheSsdScanOnAStateThatCarriesADecodeStep) {
+  const auto mamba2 = [](spec::Architecture& a) {
+    spec::MambaLayersSpec& m = a.sections.edit<spec::MambaLayersSpec>();
+    m.version = 2;
+    m.inner_norms = false;
+    m.num_heads = 8;
+    m.head_dim = m.inner_size / 8;
+    m.n_groups = 2;
+  };
+  struct Bamba : test_support::OneRankModel {
+    explicit Bamba(const std::function<void(spec::Architecture&)>& edit, int64_t batch, int64_t positions)
+        : OneRankModel("jamba-v0.1", batch, positions) {
+      edit(arch);
+      const ModelFamily& f = model_family_of(arch);
+      weights = f.master_weights(arch, placement, RandomWeights(9));
+      model = f.build({arch, workload, placement, {}, *weights, *rt});
+    }
+  };
+  ModelStageConfig c = test_support::tiny_stage("jamba-v0.1", 2, 5, 1, 3);
+  mamba2(c.arch);
+  const ModelStageOutput out = model_stage_run(c);
+  std::set<int64_t> scan;
+  for (const auto& r : out.instances) {
+    EXPECT_NE(r.op, "selective_scan");
+    if (r.op == "ssd_scan") scan.insert(r.layers.begin(), r.layers.end());
+  }
+  EXPECT_EQ(scan, (std::set<int64_t>{0, 1, 2, 3, 5, 6, 7}));
+
+  const int64_t batch = 2, prompt = 5;
+  Bamba whole(mamba2, batch, prompt + 1);
+  const Tensor want = whole.model->step(test_support::tokens(batch, prompt + 1, 0), prompt + 1, 0);
+  Bamba split(mamba2, batch, prompt + 1);
+  split.model->step(test_support::tokens(batch, prompt, 0), prompt, 0);
+  const Tensor got = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
+  EXPECT_LT(test_support::rel_l2(got, want), 1e-5);
   split.model->reset();
   const Tensor fresh = split.model->step(test_support::tokens(batch, 1, prompt), 1, prompt);
   EXPECT_GT(test_support::rel_l2(fresh, want), 1e-3);

@@ -3,6 +3,8 @@
 // 51.6B; attention layers cache keys and values, Mamba layers a fixed state; bad `mamba:`
 // fields are errors at their line. fk import-hf for model_type jamba gives the shipped
 // spec from the published config, and keys it cannot honour are refused naming them.
+// The section's version 2 (Mamba-2 layers, Bamba): its fields, rules, misfits and state,
+// and fk import-hf for model_type bamba.
 #include "core/error.h"
 #include "core/spec/architecture_write.h"
 #include "core/spec/families/mamba_layers.h"
@@ -150,6 +152,109 @@ TEST(HfImportJamba, WhatItCannotHonourIsRefusedNamingTheKey) {
   const std::string e = import_error(all_attention);
   EXPECT_NE(e.find("attn_layer_period"), std::string::npos) << e;
   EXPECT_NE(e.find("no Mamba layer is left"), std::string::npos) << e;
+}
+
+// Jamba's spec with Mamba-2 layers of 8 heads of 16 in 2 groups in place of its own.
+std::string with_mamba2(std::string text) {
+  text = replaced(text, "  time_step_rank: 256\n", "");
+  text = replaced(text, "  inner_norms: true\n", "  version: 2\n  num_heads: 128\n  head_dim: 64\n  n_groups: 8\n");
+  return replaced(text, "mamba: {inner_size: 128, state_size: 8, time_step_rank: 4, attention_layers: [4]}",
+                  "mamba: {inner_size: 128, state_size: 8, num_heads: 8, head_dim: 16, n_groups: 2, "
+                  "attention_layers: [4]}");
+}
+
+TEST(JambaSpec, Mamba2LayersHaveHeadsGroupsAndTheirOwnState) {
+  spec::Diagnostics d;
+  const auto doc = spec::spec_load_string(with_mamba2(shipped_text()), "m2.yaml", d);
+  ASSERT_TRUE(doc.has_value()) << d.to_string();
+  const spec::Architecture a = std::get<spec::ArchitectureDoc>(*doc).full;
+  const spec::MambaLayersSpec& m = a.sections.get<spec::MambaLayersSpec>();
+  EXPECT_TRUE(m.mamba2());
+  EXPECT_FALSE(m.inner_norms);
+  EXPECT_EQ(m.conv_dim(), 8192 + 2 * 8 * 16);
+  const std::string written = expect_round_trip(a);
+  EXPECT_EQ(written.find("time_step_rank"), std::string::npos) << written;
+  EXPECT_EQ(written.find("inner_norms"), std::string::npos) << written;
+  // 28 Mamba layers x 2 sequences x (3 conv rows of x, B and C + 16 states x 8192) x 4.
+  const spec::Workload w = test_workload(2, 1000);
+  EXPECT_EQ(spec::memory_estimate(a, w, {1, 1, 1}, DeviceKind::kCuda).kv_cache_bytes,
+            4LL * 2 * 2 * 1000 * 8 * 128 * 4 + 28LL * 2 * (3 * (8192 + 2 * 8 * 16) + 16 * 8192) * 4);
+  EXPECT_TRUE(spec::layout_misfits(a, w, {8, 1, 1}).empty());
+  const auto misfit = spec::layout_misfits(a, w, {16, 1, 1});  // 16 ranks, 8 groups
+  ASSERT_EQ(misfit.size(), 1u);
+  EXPECT_NE(misfit[0].find("mamba.n_groups (8)"), std::string::npos) << misfit[0];
+  // The tiny preset keeps the version and runs 2 groups on 2 ranks.
+  const spec::Architecture t = *std::get<spec::ArchitectureDoc>(*doc).select("tiny");
+  EXPECT_TRUE(t.sections.get<spec::MambaLayersSpec>().mamba2());
+  EXPECT_TRUE(spec::layout_misfits(t, test_workload(2, 16), {2, 1, 1}).empty());
+}
+
+TEST(JambaSpec, BadMamba2FieldsAreErrorsAtTheirLine) {
+  const std::string base = with_mamba2(shipped_text());
+  std::string e = load_errors(replaced(base, "  head_dim: 64\n", "  head_dim: 32\n"));
+  EXPECT_NE(e.find("num_heads x head_dim (128 x 32) must be inner_size (8192)"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  n_groups: 8\n", "  n_groups: 3\n"));
+  EXPECT_NE(e.find("n_groups (3) must divide num_heads (128)"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  version: 2\n", "  version: 2\n  time_step_rank: 256\n"));
+  EXPECT_NE(e.find("mamba.time_step_rank: applies to version 1"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  version: 2\n", "  version: 2\n  inner_norms: true\n"));
+  EXPECT_NE(e.find("mamba.inner_norms: applies to version 1"), std::string::npos) << e;
+  e = load_errors(replaced(base, "  version: 2\n", "  version: 3\n"));
+  EXPECT_NE(e.find("mamba.version"), std::string::npos) << e;
+  e = load_errors(replaced(shipped_text(), "  inner_norms: true\n", "  inner_norms: true\n  n_groups: 2\n"));
+  EXPECT_NE(e.find("mamba.n_groups: applies to version 2"), std::string::npos) << e;
+  e = load_errors(
+      replaced(base, "  version: 2\n", "  version: 2\n  time_step_limit_min: 0.5\n  time_step_limit_max: 0.1\n"));
+  EXPECT_NE(e.find("above time_step_limit_max"), std::string::npos) << e;
+}
+
+// A Bamba config (BambaConfig's keys; sizes cut down), as transformers writes it.
+Json bamba() {
+  return Json::parse(R"({
+    "architectures": ["BambaForCausalLM"], "model_type": "bamba", "vocab_size": 128256, "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "hidden_act": "silu", "rms_norm_eps": 1e-05, "max_position_embeddings": 262144, "tie_word_embeddings": false,
+    "rope_theta": 10000.0, "attn_layer_indices": [9, 18, 27], "mamba_n_heads": 128, "mamba_d_head": 64,
+    "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256,
+    "mamba_conv_bias": true, "mamba_proj_bias": false, "z_loss_coefficient": 0.0, "num_logits_to_keep": 1,
+    "attention_dropout": 0.0, "torch_dtype": "bfloat16", "use_cache": true})");
+}
+
+TEST(HfImportBamba, Mamba2LayersButTheAttentionIndicesWithHalfRotatedHeads) {
+  const spec::Architecture a = spec::hf_config_import(bamba(), "b/config.json").arch;
+  EXPECT_EQ(a.family, "bamba");
+  EXPECT_EQ(a.model_family, "transformer");
+  const spec::MambaLayersSpec& m = a.sections.get<spec::MambaLayersSpec>();
+  EXPECT_TRUE(m.mamba2());
+  EXPECT_EQ(m.inner_size, 8192);
+  EXPECT_EQ(m.num_heads, 128);
+  EXPECT_EQ(m.head_dim, 64);
+  EXPECT_EQ(m.n_groups, 1);
+  EXPECT_EQ(m.state_size, 128);
+  EXPECT_EQ(m.attention_layers, (std::vector<int64_t>{9, 18, 27}));
+  EXPECT_FALSE(m.inner_norms);
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kRope);
+  EXPECT_DOUBLE_EQ(a.position.partial_rotary_factor, 0.5);
+  EXPECT_FALSE(a.moe.enabled());
+  EXPECT_EQ(spec::family_rules(a).category(a), spec::FastKernelsCategory::kLinearAttentionSsm);
+  Json c = bamba();
+  c["mamba_d_head"] = "auto";
+  EXPECT_EQ(spec::hf_config_import(c, "b/config.json").arch.sections.get<spec::MambaLayersSpec>().head_dim, 64);
+  c["time_step_limit"] = Json::parse(R"([0.0, "Infinity"])");
+  EXPECT_NO_THROW(spec::hf_config_import(c, "b/config.json"));
+  for (const auto& [key, value, expect] :
+       {std::tuple<const char*, Json, const char*>{"mamba_d_head", 32, "mamba_n_heads x mamba_d_head (128 x 32)"},
+        {"mamba_n_heads", 100, "does not divide the mixer's width"},
+        {"attn_layer_indices", Json::parse("[9, 40]"), "a layer index in [0, 32)"},
+        {"time_step_limit", Json::parse("[0.001, 0.1]"), "BambaMixer runs dt unclamped"},
+        {"hidden_act", "gelu", "the Mamba mixer's activation"},
+        {"mlp_bias", true, "mlp_bias"}}) {
+    Json bad = bamba();
+    bad[key] = value;
+    const std::string e = hf_import_error(bad, "b/config.json");
+    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
+    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
+  }
 }
 
 }  // namespace

@@ -26,11 +26,19 @@ void mamba_read(MapReader& r, Architecture& a) {
   r.integer("inner_size", m.inner_size, Need::kRequired, limits::kMambaInnerSize);
   r.integer("state_size", m.state_size, Need::kRequired, kSsmStateSize);
   r.integer("conv_kernel", m.conv_kernel, Need::kOptional, kSsmConvKernel);
-  r.integer("time_step_rank", m.time_step_rank, Need::kRequired, kTimeStepRank);
   r.boolean("conv_bias", m.conv_bias, Need::kOptional);
   r.boolean("proj_bias", m.proj_bias, Need::kOptional);
+  r.integer("version", m.version, Need::kOptional, limits::kSsmVersion);
   r.boolean("inner_norms", m.inner_norms, Need::kOptional);
   r.integer_list("attention_layers", m.attention_layers, Need::kRequired, kLayer);
+  const Need v1 = m.mamba2() ? Need::kOptional : Need::kRequired, v2 = m.mamba2() ? Need::kRequired : Need::kOptional;
+  r.integer("time_step_rank", m.time_step_rank, v1, kTimeStepRank);
+  r.integer("num_heads", m.num_heads, v2, limits::kSsmHeads);
+  r.integer("head_dim", m.head_dim, v2, limits::kSsmHeads);
+  r.integer("n_groups", m.n_groups, Need::kOptional, limits::kSsmHeads);
+  r.number("time_step_limit_min", m.time_step_limit_min, Need::kOptional, limits::kSsmTimeStepLimit);
+  r.number("time_step_limit_max", m.time_step_limit_max, Need::kOptional, limits::kSsmTimeStepLimit);
+  if (m.mamba2()) m.inner_norms = false;  // Mamba-2 has none (an explicit true is an error: validate)
 }
 
 bool mamba_check_limits(const Architecture& a, const ParseContext& ctx) {
@@ -38,7 +46,16 @@ bool mamba_check_limits(const Architecture& a, const ParseContext& ctx) {
   bool ok = ctx.check_range("mamba.inner_size", m.inner_size, limits::kMambaInnerSize);
   ok &= ctx.check_range("mamba.state_size", m.state_size, kSsmStateSize);
   ok &= ctx.check_range("mamba.conv_kernel", m.conv_kernel, kSsmConvKernel);
-  ok &= ctx.check_range("mamba.time_step_rank", m.time_step_rank, kTimeStepRank);
+  ok &= ctx.check_range("mamba.version", m.version, limits::kSsmVersion);
+  if (m.mamba2()) {
+    ok &= ctx.check_range("mamba.num_heads", m.num_heads, limits::kSsmHeads);
+    ok &= ctx.check_range("mamba.head_dim", m.head_dim, limits::kSsmHeads);
+    ok &= ctx.check_range("mamba.n_groups", m.n_groups, limits::kSsmHeads);
+    ok &= ctx.check_range("mamba.time_step_limit_min", m.time_step_limit_min, limits::kSsmTimeStepLimit);
+    ok &= ctx.check_range("mamba.time_step_limit_max", m.time_step_limit_max, limits::kSsmTimeStepLimit);
+  } else {
+    ok &= ctx.check_range("mamba.time_step_rank", m.time_step_rank, kTimeStepRank);
+  }
   for (size_t i = 0; i < m.attention_layers.size(); ++i)
     ok &= ctx.check_range(fmt::format("mamba.attention_layers[{}]", i), m.attention_layers[i], kLayer);
   return ok;
@@ -47,13 +64,22 @@ bool mamba_check_limits(const Architecture& a, const ParseContext& ctx) {
 void mamba_write_yaml(YAML::Emitter& e, const Architecture& a) {
   const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
   e << YAML::Key << MambaLayersSpec::kKey << YAML::Value << YAML::Flow << YAML::BeginMap;
+  if (m.mamba2()) e << YAML::Key << "version" << YAML::Value << static_cast<long long>(m.version);
   e << YAML::Key << "inner_size" << YAML::Value << static_cast<long long>(m.inner_size);
   e << YAML::Key << "state_size" << YAML::Value << static_cast<long long>(m.state_size);
   e << YAML::Key << "conv_kernel" << YAML::Value << static_cast<long long>(m.conv_kernel);
-  e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
+  if (!m.mamba2()) e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
   e << YAML::Key << "conv_bias" << YAML::Value << m.conv_bias;
   e << YAML::Key << "proj_bias" << YAML::Value << m.proj_bias;
-  e << YAML::Key << "inner_norms" << YAML::Value << m.inner_norms;
+  if (m.mamba2()) {
+    e << YAML::Key << "num_heads" << YAML::Value << static_cast<long long>(m.num_heads);
+    e << YAML::Key << "head_dim" << YAML::Value << static_cast<long long>(m.head_dim);
+    e << YAML::Key << "n_groups" << YAML::Value << static_cast<long long>(m.n_groups);
+    e << YAML::Key << "time_step_limit_min" << YAML::Value << m.time_step_limit_min;
+    e << YAML::Key << "time_step_limit_max" << YAML::Value << m.time_step_limit_max;
+  } else {
+    e << YAML::Key << "inner_norms" << YAML::Value << m.inner_norms;
+  }
   e << YAML::Key << "attention_layers" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (int64_t l : m.attention_layers) e << static_cast<long long>(l);
   e << YAML::EndSeq << YAML::EndMap;
@@ -61,10 +87,19 @@ void mamba_write_yaml(YAML::Emitter& e, const Architecture& a) {
 
 Json mamba_to_json(const Architecture& a) {
   const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
-  return Json{{"inner_size", m.inner_size},   {"state_size", m.state_size},
-              {"conv_kernel", m.conv_kernel}, {"time_step_rank", m.time_step_rank},
-              {"conv_bias", m.conv_bias},     {"proj_bias", m.proj_bias},
-              {"inner_norms", m.inner_norms}, {"attention_layers", m.attention_layers}};
+  Json j{{"inner_size", m.inner_size},   {"state_size", m.state_size},
+         {"conv_kernel", m.conv_kernel}, {"time_step_rank", m.time_step_rank},
+         {"conv_bias", m.conv_bias},     {"proj_bias", m.proj_bias},
+         {"inner_norms", m.inner_norms}, {"attention_layers", m.attention_layers}};
+  if (m.mamba2()) {  // written only then: version 1 job ids stay as they were
+    j["version"] = m.version;
+    j["num_heads"] = m.num_heads;
+    j["head_dim"] = m.head_dim;
+    j["n_groups"] = m.n_groups;
+    j["time_step_limit_min"] = m.time_step_limit_min;
+    j["time_step_limit_max"] = m.time_step_limit_max;
+  }
+  return j;
 }
 
 void mamba_from_json(const JsonIn& in, Architecture& a) {
@@ -79,13 +114,21 @@ void mamba_from_json(const JsonIn& in, Architecture& a) {
   const JsonIn layers = in.at("attention_layers");
   m.attention_layers.clear();
   for (size_t i = 0; i < layers.size(); ++i) m.attention_layers.push_back(layers.at(i).i64(0));
+  if (in.has("version")) {
+    m.version = in.at("version").i64();
+    m.num_heads = in.at("num_heads").i64();
+    m.head_dim = in.at("head_dim").i64();
+    m.n_groups = in.at("n_groups").i64();
+    m.time_step_limit_min = in.at("time_step_limit_min").f64();
+    m.time_step_limit_max = in.at("time_step_limit_max").f64();
+  }
 }
 
 // A preset keeps the switches and whether any layer keeps attention.
 std::vector<std::string> mamba_structure(const Architecture& a) {
   const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
-  return {fmt::format("mamba.conv_bias={}", m.conv_bias), fmt::format("mamba.proj_bias={}", m.proj_bias),
-          fmt::format("mamba.inner_norms={}", m.inner_norms),
+  return {fmt::format("mamba.version={}", m.version), fmt::format("mamba.conv_bias={}", m.conv_bias),
+          fmt::format("mamba.proj_bias={}", m.proj_bias), fmt::format("mamba.inner_norms={}", m.inner_norms),
           fmt::format("mamba.attention_layers={}", m.attention_layers.empty() ? "none" : "some")};
 }
 
@@ -110,6 +153,23 @@ void mamba_layers_validate(const Architecture& a, const ParseContext& ctx) {
   if (!a.attention.causal) err("attention.causal", "a model with Mamba layers is a decoder (causal)");
   if (m.inner_norms && a.norm.kind != NormKind::kRmsNorm)
     err("norm.kind", "mamba.inner_norms are RMSNorms with norm.eps: needs rmsnorm");
+  if (m.mamba2()) {
+    for (const char* f : {"mamba.time_step_rank", "mamba.inner_norms"})
+      if (w.has(f)) err(f, "applies to version 1 (Mamba-1) layers only");
+    if (a.norm.kind != NormKind::kRmsNorm)
+      err("norm.kind", "Mamba-2's gated norm is an RMSNorm with norm.eps: needs rmsnorm");
+    if (m.num_heads * m.head_dim != m.inner_size)
+      err("mamba.num_heads",
+          fmt::format("num_heads x head_dim ({} x {}) must be inner_size ({})", m.num_heads, m.head_dim, m.inner_size));
+    if (m.num_heads % m.n_groups != 0)
+      err("mamba.n_groups", fmt::format("n_groups ({}) must divide num_heads ({})", m.n_groups, m.num_heads));
+    if (m.time_step_limit_max > 0 && m.time_step_limit_min > m.time_step_limit_max)
+      err("mamba.time_step_limit_min", fmt::format("above time_step_limit_max ({})", m.time_step_limit_max));
+  } else {
+    for (const char* f : {"mamba.num_heads", "mamba.head_dim", "mamba.n_groups", "mamba.time_step_limit_min",
+                          "mamba.time_step_limit_max"})
+      if (w.has(f)) err(f, "applies to version 2 (Mamba-2) layers only (mamba.version: 2)");
+  }
   if (a.mlp.activation != Activation::kSilu)
     err("mlp.activation", "the Mamba mixer's activation is silu, and HF's hidden_act drives both it and the MLP");
   const auto& al = m.attention_layers;
@@ -134,8 +194,33 @@ bool is_mamba_layer(const Architecture& a, int64_t layer) {
   return m != nullptr && m->is_mamba(layer);
 }
 
+std::vector<std::string> mamba_layers_misfits(const Architecture& a, int64_t tp) {
+  std::vector<std::string> out;
+  const MambaLayersSpec* m = a.sections.find<MambaLayersSpec>();
+  if (m == nullptr) return out;
+  if (m->inner_size % tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide mamba.inner_size ({}), the Mamba mixer channels it splits", tp,
+                              m->inner_size));
+  if (m->mamba2() && m->num_heads % tp != 0)
+    out.push_back(fmt::format("tp ({}) does not divide mamba.num_heads ({}), the heads it splits", tp, m->num_heads));
+  if (m->mamba2() && m->n_groups % tp != 0)
+    out.push_back(
+        fmt::format("tp ({}) does not divide mamba.n_groups ({}): each rank holds the B and C of its "
+                    "heads' groups (replicating groups over ranks is not built)",
+                    tp, m->n_groups));
+  return out;
+}
+
 int64_t mamba_mixer_parameters(const Architecture& a, int64_t tp) {
   const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
+  if (m.mamba2()) {  // in_proj, conv, dt_bias, A, D, the gated norm (whole), out_proj
+    const int64_t h = a.hidden_size, i = m.inner_size / tp, cd = m.conv_dim(tp), heads = m.num_heads / tp;
+    const int64_t in = i + cd + heads;
+    int64_t p = in * h + cd * m.conv_kernel + 3 * heads + m.inner_size + h * i;
+    if (m.conv_bias) p += cd;
+    if (m.proj_bias) p += in + h;
+    return p;
+  }
   const int64_t h = a.hidden_size, i = m.inner_size / tp, n = m.state_size, r = m.time_step_rank;
   // in_proj, conv, x_proj, dt_proj and its bias, A, D, out_proj.
   int64_t p = 2 * i * h + i * m.conv_kernel + (r + 2 * n) * i + i * r + i + i * n + i + h * i;
@@ -147,8 +232,16 @@ int64_t mamba_mixer_parameters(const Architecture& a, int64_t tp) {
 
 int64_t mamba_state_elements(const Architecture& a, int64_t batch, int64_t tp) {
   const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
+  const int64_t i = m.inner_size / tp, conv = m.mamba2() ? m.conv_dim(tp) : i;
+  return batch * ((m.conv_kernel - 1) * conv + i * m.state_size);
+}
+
+int64_t mamba_values_per_token(const Architecture& a, int64_t tp) {
+  const MambaLayersSpec& m = a.sections.get<MambaLayersSpec>();
   const int64_t i = m.inner_size / tp;
-  return batch * ((m.conv_kernel - 1) * i + i * m.state_size);
+  if (m.mamba2())  // in_proj's output, the conv's, the scan's, the gated pair and its norm (gathered under TP)
+    return 2 * (i + m.conv_dim(tp) + m.num_heads / tp) + 4 * i + (tp > 1 ? 2 * m.inner_size : 0);
+  return 5 * i + m.time_step_rank + 2 * m.state_size;  // x and gate, the conv's, the scan's, x_proj's
 }
 
 }  // namespace fk::spec

@@ -220,9 +220,7 @@ std::vector<std::string> transformer_layout_misfits(const Architecture& a, const
                               a.moe.shared_intermediate_size));
   if (l.pp > a.num_hidden_layers)
     out.push_back(fmt::format("pp ({}) is more than num_hidden_layers ({})", l.pp, a.num_hidden_layers));
-  if (const MambaLayersSpec* m = a.sections.find<MambaLayersSpec>(); m != nullptr && m->inner_size % l.tp != 0)
-    out.push_back(fmt::format("tp ({}) does not divide mamba.inner_size ({}), the Mamba mixer channels it splits", l.tp,
-                              m->inner_size));
+  for (std::string& m : mamba_layers_misfits(a, l.tp)) out.push_back(std::move(m));
   // Routed experts are split by their columns over TP (each rank holds every expert), so
   // the expert groups need nothing of the layout.
   if (!a.attention.causal && (w.phase == Phase::kDecode || w.decode_steps > 0))
@@ -286,9 +284,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
                                                      a.intermediate_size)
                                           : a.intermediate_size;
     int64_t per_token = 4 * h + q + 2 * kvr * a.head_dim + 3 * (inter / l.tp);
-    // A Mamba layer's mixer: x and gate, the conv output, dt, the scan output, x_proj's.
-    if (const MambaLayersSpec* mb = a.sections.find<MambaLayersSpec>())
-      per_token = std::max(per_token, 4 * h + 5 * (mb->inner_size / l.tp) + mb->time_step_rank + 2 * mb->state_size);
+    // A Mamba layer's mixer (mamba_layers.h).
+    if (a.sections.find<MambaLayersSpec>() != nullptr)
+      per_token = std::max(per_token, 4 * h + mamba_values_per_token(a, l.tp));
     const int64_t tokens = batch * w.seq_len;
     constexpr int64_t kRowsInFlight = 64;  // query rows whose score rows exist at once
     m.activation_bytes = tokens * per_token * 4 + kRowsInFlight * heads_per_rank(a, l.tp) * positions * 4 +

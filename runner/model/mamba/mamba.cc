@@ -1,7 +1,7 @@
 #include "runner/model/mamba/mamba.h"
 
 #include "core/error.h"
-#include "runner/model/mamba/selective_mixer.h"
+#include "runner/model/mamba/ssm_mixers.h"
 
 #include <algorithm>
 #include <cstring>
@@ -45,12 +45,6 @@ void Mamba::reset() {
   }
 }
 
-Tensor Mamba::linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role) {
-  Tensor out = rt_.empty(x.dtype(), {x.size(0), w.size(0)});
-  rt_.run("linear", role, call({out, x, w, b}));
-  return out;
-}
-
 Tensor Mamba::traced(const Tensor& t, int64_t q_len) const {
   if (!trace_last_ || !t.defined()) return t;
   return lm::last_rows(rt_, t, q_len);
@@ -78,54 +72,24 @@ Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, 
 
 Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                      int64_t q_len) {
-  // This rank's heads and groups (weights.cc): I_l channels, heads / tp, n_groups / tp.
-  const int64_t tp = pl_.tp, rows = x.size(0), n = ssm_.state_size, p = ssm_.head_dim;
-  const int64_t i = a_.intermediate_size / tp, heads = ssm_.num_heads / tp, groups = ssm_.n_groups / tp;
-  const int64_t gn = groups * n, cd = ssm_.conv_dim(a_.intermediate_size, tp);
-  const Tensor proj = linear(x, w.in_proj_w, w.in_proj_b, "mixer.in_proj");  // z, then x B C, then dt
-  // silu_and_mul's input: the gate z in the first half, the scan's output in the second.
-  const Tensor pair = rt_.empty(dtype_, {rows, 2 * i});
-  rt_.copy_rows(pair.slice(1, 0, i), proj.slice(1, 0, i));
-  const Tensor xbc = column_block(rt_, dtype_, proj, i, cd);
-  const Tensor dt = column_block(rt_, dtype_, proj, i + cd, heads);
-  Tensor conv = rt_.empty(dtype_, {rows, cd});
-  rt_.run("causal_conv1d", "mixer.conv1d",
-          call({conv.reshape({seqs, q_len, cd}), xbc.reshape({seqs, q_len, cd}), w.conv_w, w.conv_b,
-                conv_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs)},
-               {1.0}));
-  const Tensor xs = column_block(rt_, dtype_, conv, 0, i);
-  const Tensor b = column_block(rt_, dtype_, conv, i, gn);
-  const Tensor c = column_block(rt_, dtype_, conv, i + gn, gn);
-  Tensor y = rt_.empty(dtype_, {rows, i});
-  const Shape heads_shape = {seqs, q_len, heads, p}, groups_shape = {seqs, q_len, groups, n};
-  rt_.run("ssd_scan", "mixer.ssd_scan",
-          call({y.reshape(heads_shape), xs.reshape(heads_shape), dt.reshape({seqs, q_len, heads}), w.a,
-                b.reshape(groups_shape), c.reshape(groups_shape), w.d, Tensor(), w.dt_bias,
-                ssm_state_[static_cast<size_t>(local)].slice(0, seq_begin, seqs).reshape({seqs, heads, p, n})},
-               {1.0, ssm_.time_step_limit_min, ssm_.time_step_limit_max}));
-  // HF's MambaRMSNormGated: rms_norm(y * silu(z)) over all I channels. With TP the ranks'
-  // channel blocks are all-gathered into the full width (in rank order, as the channels
-  // are), normalised there and this rank's block taken back.
-  rt_.copy_rows(pair.slice(1, i, i), y);
-  Tensor gated = rt_.empty(dtype_, {rows, i});
-  rt_.run("silu_and_mul", "mixer.gate", call({gated, pair}));
-  Tensor full = gated;
-  if (tp > 1) {
-    Tensor gathered = rt_.empty(dtype_, {tp, rows, i});
-    rt_.all_gather(comms_.tp, gated, gathered, "tp.gate_norm_gather");
-    full = rt_.empty(dtype_, {rows, tp * i});
-    for (int64_t r = 0; r < tp; ++r) rt_.copy_rows(full.slice(1, r * i, i), gathered.slice(0, r, 1).reshape({rows, i}));
-  }
-  Tensor normed = rt_.empty(dtype_, full.shape());
-  rt_.run("rms_norm", "mixer.gate_norm", call({normed, full, w.gate_norm_w}, {a_.norm.eps}));
-  if (tp > 1) {
-    Tensor own = rt_.empty(dtype_, {rows, i});
-    rt_.copy_rows(own, normed.slice(1, pl_.tp_rank * i, i));
-    normed = own;
-  }
-  Tensor out = linear(normed, w.out_proj_w, pl_.tp_rank == 0 ? w.out_proj_b : Tensor(), "mixer.out_proj");
-  rt_.all_reduce(comms_.tp, out, "tp.mixer_out");
-  return out;
+  // This rank's heads and groups (weights.cc).
+  SsdMixerWeights sw;
+  sw.in_proj_w = w.in_proj_w;
+  sw.in_proj_b = w.in_proj_b;
+  sw.conv_w = w.conv_w;
+  sw.conv_b = w.conv_b;
+  sw.dt_bias = w.dt_bias;
+  sw.a = w.a;
+  sw.d = w.d;
+  sw.gate_norm_w = w.gate_norm_w;
+  sw.out_proj_w = w.out_proj_w;
+  sw.out_proj_b = w.out_proj_b;
+  const SsdMixerShape shape{
+      pl_.tp,        pl_.tp_rank,     a_.intermediate_size, ssm_.num_heads,           ssm_.n_groups,
+      ssm_.head_dim, ssm_.state_size, a_.norm.eps,          ssm_.time_step_limit_min, ssm_.time_step_limit_max};
+  const auto l = static_cast<size_t>(local);
+  return ssd_mixer(rt_, comms_, dtype_, shape, sw, x, conv_state_[l].slice(0, seq_begin, seqs),
+                   ssm_state_[l].slice(0, seq_begin, seqs), seqs, q_len);
 }
 
 Tensor Mamba::step(const Tensor& tokens, int64_t q_len, int64_t q_start) {

@@ -62,7 +62,6 @@ class Mamba final : public Model {
   // Mamba-2's (the rank's heads and groups).
   Tensor mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                 int64_t q_len);
-  Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, const char* role);
   Tensor traced(const Tensor& t, int64_t q_len) const;
 
   const spec::Architecture& a_;

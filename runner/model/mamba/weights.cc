@@ -1,6 +1,7 @@
 #include "runner/model/mamba/weights.h"
 
 #include "core/spec/families/mamba.h"
+#include "runner/model/mamba/ssm_mixers.h"
 #include "runner/model/weight_plan.h"
 
 #include <algorithm>
@@ -32,56 +33,26 @@ struct Gen {
     return plan_vector(n, inter(), i0(), il(), lo, hi);
   }
 
-  // Mamba-2's layer on this rank: its heads [h0, h0 + hl) (x channels [i0, i0 + I_l), the
-  // gate's likewise, dt, dt_bias, A, D) and its groups [g0, g0 + gl) of B and C (tp divides
-  // num_heads and n_groups: core/spec/families/mamba.cc); the gated norm's weight whole
-  // (the norm runs over every channel, gathered across TP); out_proj's columns.
+  // Mamba-2's layer on this rank: its heads and groups (tp divides num_heads and
+  // n_groups: core/spec/families/mamba.cc), as ssd_plans lays them out.
   MambaLayerWeights layer2(int64_t l) const {
     const spec::SsmSpec& s = a.sections.get<spec::SsmSpec>();
-    const int64_t h = a.hidden_size, i = inter(), n = s.state_size, gn = s.n_groups * n, cd = s.conv_dim(i);
-    const int64_t heads = s.num_heads, rows = i + cd + heads;
-    const int64_t hl = heads / pl.tp, h0 = pl.tp_rank * hl, gnl = gn / pl.tp, g0 = pl.tp_rank * gnl;
+    const SsdMixerShape shape{pl.tp, pl.tp_rank, inter(), s.num_heads, s.n_groups, s.head_dim, s.state_size};
+    const SsdPlans p = ssd_plans([&](const char* rest) { return name(l, (std::string("mixer.") + rest).c_str()); },
+                                 a.hidden_size, shape, s.conv_kernel, s.conv_bias, s.proj_bias);
     MambaLayerWeights w;
     w.index = l;
-    const auto vec = [&](const char* rest, int64_t n_total, int64_t begin, int64_t count, float lo, float hi) {
-      return plan_vector(name(l, rest), n_total, begin, count, lo, hi);
-    };
-    // This rank's rows of a tensor laid out [x I | B gn | C gn] from row `base` on (in_proj
-    // after z; the conv's own rows from 0).
-    const auto xbc_rows = [&](auto&& part, int64_t base) {
-      return std::vector<Planned>{part(base + i0(), il()), part(base + i + g0, gnl), part(base + i + gn + g0, gnl)};
-    };
-    const std::string in = name(l, "mixer.in_proj.weight");
-    const float bh = linear_bound(h);
-    const auto in_rows = [&](int64_t r0, int64_t nr) { return plan_block(in, rows, h, r0, nr, 0, h, -bh, bh); };
-    std::vector<Planned> in_parts = {in_rows(i0(), il())};  // the gate z
-    for (Planned& p : xbc_rows(in_rows, i)) in_parts.push_back(std::move(p));
-    in_parts.push_back(in_rows(i + cd + h0, hl));  // dt
-    w.norm_w = make(plan_vector(name(l, "norm.weight"), h, 0, h, 0.8f, 1.2f));
-    w.in_proj_w = make(plan_concat_rows(in_parts));
-    if (s.proj_bias) {
-      const auto in_b = [&](int64_t b0, int64_t nb) { return vec("mixer.in_proj.bias", rows, b0, nb, -0.1f, 0.1f); };
-      std::vector<Planned> parts = {in_b(i0(), il())};
-      for (Planned& p : xbc_rows(in_b, i)) parts.push_back(std::move(p));
-      parts.push_back(in_b(i + cd + h0, hl));
-      w.in_proj_b = make(plan_concat_vectors(parts));
-    }
-    const std::string conv = name(l, "mixer.conv1d.weight");
-    const float bk = linear_bound(s.conv_kernel);
-    w.conv_w = make(plan_concat_rows(xbc_rows(
-        [&](int64_t r0, int64_t nr) { return plan_block(conv, cd, s.conv_kernel, r0, nr, 0, s.conv_kernel, -bk, bk); },
-        0)));
-    if (s.conv_bias)
-      w.conv_b = make(plan_concat_vectors(
-          xbc_rows([&](int64_t b0, int64_t nb) { return vec("mixer.conv1d.bias", cd, b0, nb, -0.1f, 0.1f); }, 0)));
-    w.dt_bias = make.fp32(vec("mixer.dt_bias", heads, h0, hl, -4.6f, -2.3f));
-    const float log_h = std::log(static_cast<float>(std::max<int64_t>(heads, 2)));
-    w.a = make.fp32(vec("mixer.A_log", heads, h0, hl, 0.0f, log_h), neg_exp);
-    w.d = make.fp32(vec("mixer.D", heads, h0, hl, 0.5f, 1.5f));
-    w.gate_norm_w = make(vec("mixer.norm.weight", i, 0, i, 0.8f, 1.2f));
-    const float bi = linear_bound(i);
-    w.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, i0(), il(), -bi, bi));
-    if (s.proj_bias) w.out_proj_b = make(vec("mixer.out_proj.bias", h, 0, h, -0.1f, 0.1f));
+    w.norm_w = make(plan_vector(name(l, "norm.weight"), a.hidden_size, 0, a.hidden_size, 0.8f, 1.2f));
+    w.in_proj_w = make(p.in_proj_w);
+    if (p.in_proj_b) w.in_proj_b = make(*p.in_proj_b);
+    w.conv_w = make(p.conv_w);
+    if (p.conv_b) w.conv_b = make(*p.conv_b);
+    w.dt_bias = make.fp32(p.dt_bias);
+    w.a = make.fp32(p.a_log, neg_exp);
+    w.d = make.fp32(p.d);
+    w.gate_norm_w = make(p.gate_norm_w);
+    w.out_proj_w = make(p.out_proj_w);
+    if (p.out_proj_b) w.out_proj_b = make(*p.out_proj_b);
     return w;
   }
 

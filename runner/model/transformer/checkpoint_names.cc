@@ -88,9 +88,10 @@ TensorRef deepseek(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
-// Jamba (JambaForCausalLM): the feed-forward is feed_forward (its router
-// feed_forward.router), the MLP's norm pre_ff_layernorm, the final norm
-// final_layernorm; attention and the Mamba layers' tensors (mamba.*) are canonical.
+// Jamba and Bamba (JambaForCausalLM, BambaForCausalLM): the feed-forward is
+// feed_forward (Jamba's router feed_forward.router), the MLP's norm pre_ff_layernorm, the
+// final norm final_layernorm; attention and the Mamba layers' tensors (mamba.*) are
+// canonical.
 TensorRef jamba(const std::string& canonical, const Architecture&) {
   if (canonical == "model.norm.weight") return {"model.final_layernorm.weight"};
   int64_t l = 0;
@@ -555,7 +556,8 @@ std::vector<std::string> hf_supported_model_types() {
           "persimmon",
           "deepseek_v3",
           "deepseek_v2",
-          "jamba"};
+          "jamba",
+          "bamba"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -569,7 +571,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
   if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
   if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return {model_type, {""}, deepseek};
-  if (model_type == "jamba") return {model_type, {""}, jamba};
+  if (model_type == "jamba" || model_type == "bamba") return {model_type, {""}, jamba};
   if (model_type == "starcoder2") return {model_type, {""}, starcoder2};
   if (model_type == "arcee" || model_type == "nemotron") return {model_type, {""}, up_down};
   if (model_type == "opt") return {model_type, {"model.", ""}, opt};
