@@ -10,6 +10,7 @@
 // their heads and groups (tp divides num_heads and n_groups), PP their layers. The runner side is
 // runner/model/mamba/.
 #include "core/spec/families/mamba.h"
+#include "core/spec/families/ssd_fields.h"
 #include "core/spec/family.h"
 #include "core/spec/json_io.h"
 #include "core/spec/yaml_reader.h"
@@ -32,13 +33,9 @@ void ssm_read(MapReader& r, Architecture& a) {
   r.integer("conv_kernel", m.conv_kernel, Need::kOptional, limits::kSsmConvKernel);
   r.boolean("conv_bias", m.conv_bias, Need::kOptional);
   r.boolean("proj_bias", m.proj_bias, Need::kOptional);
-  const Need v1 = m.mamba2() ? Need::kOptional : Need::kRequired, v2 = m.mamba2() ? Need::kRequired : Need::kOptional;
-  r.integer("time_step_rank", m.time_step_rank, v1, limits::kSsmTimeStepRank);
-  r.integer("num_heads", m.num_heads, v2, limits::kSsmHeads);
-  r.integer("head_dim", m.head_dim, v2, limits::kSsmHeads);
-  r.integer("n_groups", m.n_groups, Need::kOptional, limits::kSsmHeads);
-  r.number("time_step_limit_min", m.time_step_limit_min, Need::kOptional, limits::kSsmTimeStepLimit);
-  r.number("time_step_limit_max", m.time_step_limit_max, Need::kOptional, limits::kSsmTimeStepLimit);
+  r.integer("time_step_rank", m.time_step_rank, m.mamba2() ? Need::kOptional : Need::kRequired,
+            limits::kSsmTimeStepRank);
+  ssd_fields_read(r, m, m.mamba2());
 }
 
 bool ssm_check_limits(const Architecture& a, const ParseContext& ctx) {
@@ -47,11 +44,7 @@ bool ssm_check_limits(const Architecture& a, const ParseContext& ctx) {
   ok &= ctx.check_range("ssm.state_size", m.state_size, limits::kSsmStateSize);
   ok &= ctx.check_range("ssm.conv_kernel", m.conv_kernel, limits::kSsmConvKernel);
   if (m.mamba2()) {
-    ok &= ctx.check_range("ssm.num_heads", m.num_heads, limits::kSsmHeads);
-    ok &= ctx.check_range("ssm.head_dim", m.head_dim, limits::kSsmHeads);
-    ok &= ctx.check_range("ssm.n_groups", m.n_groups, limits::kSsmHeads);
-    ok &= ctx.check_range("ssm.time_step_limit_min", m.time_step_limit_min, limits::kSsmTimeStepLimit);
-    ok &= ctx.check_range("ssm.time_step_limit_max", m.time_step_limit_max, limits::kSsmTimeStepLimit);
+    ok &= ssd_fields_check(ctx, SsmSpec::kKey, m);
   } else {
     ok &= ctx.check_range("ssm.time_step_rank", m.time_step_rank, limits::kSsmTimeStepRank);
   }
@@ -67,13 +60,7 @@ void ssm_write_yaml(YAML::Emitter& e, const Architecture& a) {
   if (!m.mamba2()) e << YAML::Key << "time_step_rank" << YAML::Value << static_cast<long long>(m.time_step_rank);
   e << YAML::Key << "conv_bias" << YAML::Value << m.conv_bias;
   e << YAML::Key << "proj_bias" << YAML::Value << m.proj_bias;
-  if (m.mamba2()) {
-    e << YAML::Key << "num_heads" << YAML::Value << static_cast<long long>(m.num_heads);
-    e << YAML::Key << "head_dim" << YAML::Value << static_cast<long long>(m.head_dim);
-    e << YAML::Key << "n_groups" << YAML::Value << static_cast<long long>(m.n_groups);
-    e << YAML::Key << "time_step_limit_min" << YAML::Value << m.time_step_limit_min;
-    e << YAML::Key << "time_step_limit_max" << YAML::Value << m.time_step_limit_max;
-  }
+  if (m.mamba2()) ssd_fields_write(e, m);
   e << YAML::EndMap;
 }
 
@@ -138,19 +125,13 @@ void mamba_validate(const Architecture& a, const ParseContext& ctx) {
   if (a.head.bias) err("head.bias", "does not apply to model_family mamba");
   const SsmSpec& m = a.sections.get<SsmSpec>();
   if (!m.mamba2()) {
-    for (const char* f :
-         {"ssm.num_heads", "ssm.head_dim", "ssm.n_groups", "ssm.time_step_limit_min", "ssm.time_step_limit_max"})
-      if (w.has(f)) err(f, "applies to Mamba-2 layers only (ssm.version: 2)");
+    for (const char* f : kSsdFields)
+      if (w.has(std::string("ssm.") + f))
+        err(std::string("ssm.") + f, "applies to Mamba-2 layers only (ssm.version: 2)");
     return;
   }
   if (w.has("ssm.time_step_rank")) err("ssm.time_step_rank", "does not apply to Mamba-2 layers (one dt a head)");
-  if (m.num_heads * m.head_dim != a.intermediate_size)
-    err("ssm.num_heads", fmt::format("num_heads x head_dim ({} x {}) must be intermediate_size ({})", m.num_heads,
-                                     m.head_dim, a.intermediate_size));
-  if (m.num_heads % m.n_groups != 0)
-    err("ssm.n_groups", fmt::format("n_groups ({}) must divide num_heads ({})", m.n_groups, m.num_heads));
-  if (m.time_step_limit_max > 0 && m.time_step_limit_min > m.time_step_limit_max)
-    err("ssm.time_step_limit_min", fmt::format("above time_step_limit_max ({})", m.time_step_limit_max));
+  ssd_fields_validate(err, SsmSpec::kKey, m, a.intermediate_size, "intermediate_size");
 }
 
 std::vector<std::string> mamba_layout_misfits(const Architecture& a, const Workload&, const Layout& l) {

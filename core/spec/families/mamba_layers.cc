@@ -4,6 +4,7 @@
 
 #include "core/spec/families/mamba.h"
 #include "core/spec/families/mla.h"
+#include "core/spec/families/ssd_fields.h"
 #include "core/spec/family.h"
 #include "core/spec/json_io.h"
 #include "core/spec/yaml_reader.h"
@@ -31,13 +32,8 @@ void mamba_read(MapReader& r, Architecture& a) {
   r.integer("version", m.version, Need::kOptional, limits::kSsmVersion);
   r.boolean("inner_norms", m.inner_norms, Need::kOptional);
   r.integer_list("attention_layers", m.attention_layers, Need::kRequired, kLayer);
-  const Need v1 = m.mamba2() ? Need::kOptional : Need::kRequired, v2 = m.mamba2() ? Need::kRequired : Need::kOptional;
-  r.integer("time_step_rank", m.time_step_rank, v1, kTimeStepRank);
-  r.integer("num_heads", m.num_heads, v2, limits::kSsmHeads);
-  r.integer("head_dim", m.head_dim, v2, limits::kSsmHeads);
-  r.integer("n_groups", m.n_groups, Need::kOptional, limits::kSsmHeads);
-  r.number("time_step_limit_min", m.time_step_limit_min, Need::kOptional, limits::kSsmTimeStepLimit);
-  r.number("time_step_limit_max", m.time_step_limit_max, Need::kOptional, limits::kSsmTimeStepLimit);
+  r.integer("time_step_rank", m.time_step_rank, m.mamba2() ? Need::kOptional : Need::kRequired, kTimeStepRank);
+  ssd_fields_read(r, m, m.mamba2());
   if (m.mamba2()) m.inner_norms = false;  // Mamba-2 has none (an explicit true is an error: validate)
 }
 
@@ -48,11 +44,7 @@ bool mamba_check_limits(const Architecture& a, const ParseContext& ctx) {
   ok &= ctx.check_range("mamba.conv_kernel", m.conv_kernel, kSsmConvKernel);
   ok &= ctx.check_range("mamba.version", m.version, limits::kSsmVersion);
   if (m.mamba2()) {
-    ok &= ctx.check_range("mamba.num_heads", m.num_heads, limits::kSsmHeads);
-    ok &= ctx.check_range("mamba.head_dim", m.head_dim, limits::kSsmHeads);
-    ok &= ctx.check_range("mamba.n_groups", m.n_groups, limits::kSsmHeads);
-    ok &= ctx.check_range("mamba.time_step_limit_min", m.time_step_limit_min, limits::kSsmTimeStepLimit);
-    ok &= ctx.check_range("mamba.time_step_limit_max", m.time_step_limit_max, limits::kSsmTimeStepLimit);
+    ok &= ssd_fields_check(ctx, MambaLayersSpec::kKey, m);
   } else {
     ok &= ctx.check_range("mamba.time_step_rank", m.time_step_rank, kTimeStepRank);
   }
@@ -72,11 +64,7 @@ void mamba_write_yaml(YAML::Emitter& e, const Architecture& a) {
   e << YAML::Key << "conv_bias" << YAML::Value << m.conv_bias;
   e << YAML::Key << "proj_bias" << YAML::Value << m.proj_bias;
   if (m.mamba2()) {
-    e << YAML::Key << "num_heads" << YAML::Value << static_cast<long long>(m.num_heads);
-    e << YAML::Key << "head_dim" << YAML::Value << static_cast<long long>(m.head_dim);
-    e << YAML::Key << "n_groups" << YAML::Value << static_cast<long long>(m.n_groups);
-    e << YAML::Key << "time_step_limit_min" << YAML::Value << m.time_step_limit_min;
-    e << YAML::Key << "time_step_limit_max" << YAML::Value << m.time_step_limit_max;
+    ssd_fields_write(e, m);
   } else {
     e << YAML::Key << "inner_norms" << YAML::Value << m.inner_norms;
   }
@@ -158,17 +146,11 @@ void mamba_layers_validate(const Architecture& a, const ParseContext& ctx) {
       if (w.has(f)) err(f, "applies to version 1 (Mamba-1) layers only");
     if (a.norm.kind != NormKind::kRmsNorm)
       err("norm.kind", "Mamba-2's gated norm is an RMSNorm with norm.eps: needs rmsnorm");
-    if (m.num_heads * m.head_dim != m.inner_size)
-      err("mamba.num_heads",
-          fmt::format("num_heads x head_dim ({} x {}) must be inner_size ({})", m.num_heads, m.head_dim, m.inner_size));
-    if (m.num_heads % m.n_groups != 0)
-      err("mamba.n_groups", fmt::format("n_groups ({}) must divide num_heads ({})", m.n_groups, m.num_heads));
-    if (m.time_step_limit_max > 0 && m.time_step_limit_min > m.time_step_limit_max)
-      err("mamba.time_step_limit_min", fmt::format("above time_step_limit_max ({})", m.time_step_limit_max));
+    ssd_fields_validate(err, MambaLayersSpec::kKey, m, m.inner_size, "inner_size");
   } else {
-    for (const char* f : {"mamba.num_heads", "mamba.head_dim", "mamba.n_groups", "mamba.time_step_limit_min",
-                          "mamba.time_step_limit_max"})
-      if (w.has(f)) err(f, "applies to version 2 (Mamba-2) layers only (mamba.version: 2)");
+    for (const char* f : kSsdFields)
+      if (w.has(std::string("mamba.") + f))
+        err(std::string("mamba.") + f, "applies to version 2 (Mamba-2) layers only (mamba.version: 2)");
   }
   if (a.mlp.activation != Activation::kSilu)
     err("mlp.activation", "the Mamba mixer's activation is silu, and HF's hidden_act drives both it and the MLP");
