@@ -72,12 +72,7 @@ Json ssm_to_json(const Architecture& a) {
          {"conv_bias", m.conv_bias},
          {"proj_bias", m.proj_bias}};
   if (m.mamba2()) {
-    j["version"] = m.version;
-    j["num_heads"] = m.num_heads;
-    j["head_dim"] = m.head_dim;
-    j["n_groups"] = m.n_groups;
-    j["time_step_limit_min"] = m.time_step_limit_min;
-    j["time_step_limit_max"] = m.time_step_limit_max;
+    ssd_fields_to_json(j, m);
   }
   return j;
 }
@@ -89,14 +84,7 @@ void ssm_from_json(const JsonIn& in, Architecture& a) {
   m.time_step_rank = in.at("time_step_rank").i64();
   m.conv_bias = in.at("conv_bias").boolean();
   m.proj_bias = in.at("proj_bias").boolean();
-  if (in.has("version")) {
-    m.version = in.at("version").i64();
-    m.num_heads = in.at("num_heads").i64();
-    m.head_dim = in.at("head_dim").i64();
-    m.n_groups = in.at("n_groups").i64();
-    m.time_step_limit_min = in.at("time_step_limit_min").f64();
-    m.time_step_limit_max = in.at("time_step_limit_max").f64();
-  }
+  if (in.has("version")) ssd_fields_from_json(in, m);
 }
 
 std::vector<std::string> ssm_structure(const Architecture& a) {

@@ -80,12 +80,7 @@ Json mamba_to_json(const Architecture& a) {
          {"conv_bias", m.conv_bias},     {"proj_bias", m.proj_bias},
          {"inner_norms", m.inner_norms}, {"attention_layers", m.attention_layers}};
   if (m.mamba2()) {  // written only then: version 1 job ids stay as they were
-    j["version"] = m.version;
-    j["num_heads"] = m.num_heads;
-    j["head_dim"] = m.head_dim;
-    j["n_groups"] = m.n_groups;
-    j["time_step_limit_min"] = m.time_step_limit_min;
-    j["time_step_limit_max"] = m.time_step_limit_max;
+    ssd_fields_to_json(j, m);
   }
   return j;
 }
@@ -102,14 +97,7 @@ void mamba_from_json(const JsonIn& in, Architecture& a) {
   const JsonIn layers = in.at("attention_layers");
   m.attention_layers.clear();
   for (size_t i = 0; i < layers.size(); ++i) m.attention_layers.push_back(layers.at(i).i64(0));
-  if (in.has("version")) {
-    m.version = in.at("version").i64();
-    m.num_heads = in.at("num_heads").i64();
-    m.head_dim = in.at("head_dim").i64();
-    m.n_groups = in.at("n_groups").i64();
-    m.time_step_limit_min = in.at("time_step_limit_min").f64();
-    m.time_step_limit_max = in.at("time_step_limit_max").f64();
-  }
+  if (in.has("version")) ssd_fields_from_json(in, m);
 }
 
 // A preset keeps the switches and whether any layer keeps attention.

@@ -31,7 +31,7 @@ struct MambaLayersSpec {
   int64_t inner_size = 0;      // the mixer's channels (HF mamba_expand x hidden_size); required
   int64_t state_size = 0;      // N, the state per channel (HF mamba_d_state); required
   int64_t conv_kernel = 4;     // width of the depthwise causal conv (HF mamba_d_conv)
-  int64_t time_step_rank = 0;  // rank of the dt projection (HF mamba_dt_rank); required
+  int64_t time_step_rank = 0;  // version 1: rank of the dt projection (HF mamba_dt_rank); required
   bool conv_bias = true;       // HF mamba_conv_bias
   bool proj_bias = false;      // bias on in_proj and out_proj (HF mamba_proj_bias)
   bool inner_norms = true;     // version 1: RMSNorms of dt, B and C before the scan (Jamba's)

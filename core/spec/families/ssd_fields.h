@@ -1,11 +1,12 @@
 // The fields of a Mamba-2 (SSD) mixer that two sections share: the Mamba family's `ssm:`
 // and the transformer's `mamba:` (version 2 of each). Each section's struct names them
 // alike (num_heads, head_dim, n_groups, time_step_limit_min, time_step_limit_max); these
-// helpers read, check, validate and write them under the section's key, so the two keep
-// one rule set. Used by families/mamba.cc and families/mamba_layers.cc.
+// helpers read, check, validate and write them (YAML and JSON) under the section's key,
+// so the two keep one rule set. Used by families/mamba.cc and families/mamba_layers.cc.
 #pragma once
 
 #include "core/spec/families/mamba.h"
+#include "core/spec/json_io.h"
 #include "core/spec/yaml_reader.h"
 
 #include <fmt/format.h>
@@ -62,6 +63,26 @@ void ssd_fields_write(YAML::Emitter& e, const T& m) {
   e << YAML::Key << "n_groups" << YAML::Value << static_cast<long long>(m.n_groups);
   e << YAML::Key << "time_step_limit_min" << YAML::Value << m.time_step_limit_min;
   e << YAML::Key << "time_step_limit_max" << YAML::Value << m.time_step_limit_max;
+}
+
+// Version 2's entries of the section's JSON form (`version` and the fields), and back.
+template <typename T>
+void ssd_fields_to_json(Json& j, const T& m) {
+  j["version"] = m.version;
+  j["num_heads"] = m.num_heads;
+  j["head_dim"] = m.head_dim;
+  j["n_groups"] = m.n_groups;
+  j["time_step_limit_min"] = m.time_step_limit_min;
+  j["time_step_limit_max"] = m.time_step_limit_max;
+}
+template <typename T>
+void ssd_fields_from_json(const JsonIn& in, T& m) {
+  m.version = in.at("version").i64();
+  m.num_heads = in.at("num_heads").i64();
+  m.head_dim = in.at("head_dim").i64();
+  m.n_groups = in.at("n_groups").i64();
+  m.time_step_limit_min = in.at("time_step_limit_min").f64();
+  m.time_step_limit_max = in.at("time_step_limit_max").f64();
 }
 
 }  // namespace fk::spec
