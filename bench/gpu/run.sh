@@ -123,6 +123,13 @@ if [ "${FK_GPU_OPS:-0}" = 1 ]; then
         env "$setting" build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" \
           --workload "specs/workloads/$wl.yaml" "${span[@]}" --op fused_moe >> "$out/ops.txt" 2>&1
       done
+      # FK_GPU_OPS_VARIANTS="FK_LINEAR_GEMV=0 ...": the rows (FK_GPU_OPS_ONLY's, or all)
+      # again under each setting, in the same run.
+      for setting in ${FK_GPU_OPS_VARIANTS:-}; do
+        echo "== $setting, $arch $wl: ${FK_GPU_OPS_ONLY:-all} rows" >> "$out/ops.txt"
+        env "$setting" build-gpu/bench/gpu/fk-bench-ops --arch "specs/architectures/$arch.yaml" \
+          --workload "specs/workloads/$wl.yaml" "${span[@]}" "${only[@]}" >> "$out/ops.txt" 2>&1
+      done
     done
   done
   # The attention rows again with cuDNN off (FK_CUDNN_PATH=off): the built-in flash

@@ -3,14 +3,15 @@
 // tiles and tensor-core fragments cost more than the weights take to stream. No routing
 // pass: the block of pair p (blockIdx.y) works only if p is the first pair of its
 // expert; it then collects the expert's pairs (in pair order, warp ballots over the ids)
-// and each warp streams weight rows once per group of kGemvGroup pairs, 16 bytes a lane,
-// kUnroll vectors of each of its two rows in flight, fp32 dot products, a warp sum.
+// and each warp streams its two weight rows once per group of kGemvGroup pairs
+// (gemv.cuh: 16 bytes a lane, several vectors in flight, fp32 dot products, a warp sum).
 //   gate/up: warp j has w13[e] rows j (gate) and I + j (up); mid[pair, j] =
 //            round(gated(gate, up)) (moe::gated: the CPU baseline's one rounding);
 //   down:    warp q has w2[e] rows 2q and 2q + 1; y[pair, row] in fp32.
 // The caller's combine then sums the slots in order (fused_moe.cu).
 #include "kernels/cuda/ops/elem.cuh"
 #include "kernels/cuda/ops/fused_moe.cuh"
+#include "kernels/cuda/ops/gemv.cuh"
 
 #include <climits>
 
@@ -18,25 +19,6 @@ namespace fk::cuda::moe {
 namespace {
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
-// Vectors of each row a lane loads before using them: fewer for more pairs at once,
-// whose sums take the registers.
-template <int G>
-constexpr int kUnroll = G <= 2   ? 4
-                        : G == 4 ? 2
-                                 : 1;
-
-// Sum over the 16 bytes of w times those of x, both holding 16 / sizeof(T) elements.
-template <typename T>
-__device__ __forceinline__ float dot16(const uint4& w, const uint4& x) {
-  constexpr int n = 16 / sizeof(T);
-  const T* a = reinterpret_cast<const T*>(&w);
-  const T* b = reinterpret_cast<const T*>(&x);
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < n; ++i) s += dev::to_f32(a[i]) * dev::to_f32(b[i]);
-  return s;
-}
-
 // The pairs of blockIdx.y's expert into `list` (pair order) and their count, when
 // blockIdx.y is the expert's first pair; 0 otherwise (another block has the expert, or
 // its id is out of range). Every thread gets the count.
@@ -61,39 +43,6 @@ __device__ int expert_pairs(const int32_t* __restrict__ ids, int pairs, int expe
   return count;
 }
 
-// acc[r][i] += row r . x row i over `vecs` 16-byte vectors, this lane's share, for the
-// first n of G rows x.
-template <typename T, int G>
-__device__ __forceinline__ void rows_dot(const uint4* const (&w)[2], const uint4* const (&x)[G], int n, int64_t vecs,
-                                         int lane, float (&acc)[2][G]) {
-  // One loop with guarded loads, so that a short row (a few vectors a lane) still has
-  // all of them in flight at once.
-  for (int64_t v0 = lane; v0 < vecs; v0 += 32 * kUnroll<G>) {
-    uint4 a[2][kUnroll<G>];
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-      for (int u = 0; u < kUnroll<G>; ++u) a[r][u] = v0 + 32 * u < vecs ? __ldg(w[r] + v0 + 32 * u) : uint4{};
-#pragma unroll
-    for (int i = 0; i < G; ++i) {
-      if (i >= n) break;
-#pragma unroll
-      for (int u = 0; u < kUnroll<G>; ++u) {
-        if (v0 + 32 * u >= vecs) break;
-        const uint4 xv = __ldg(x[i] + v0 + 32 * u);
-#pragma unroll
-        for (int r = 0; r < 2; ++r) acc[r][i] += dot16<T>(a[r][u], xv);
-      }
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < G; ++i) {
-    if (i >= n) break;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) acc[r][i] = dev::warp_sum(acc[r][i]);
-  }
-}
-
 // One warp's rows against n <= G pairs (`pairs`, their indices) of expert e: gated, row0
 // is column j of mid; down, rows row0 and row1 of y.
 template <typename T, bool kGated, int G>
@@ -108,7 +57,7 @@ __device__ __forceinline__ void rows_for_pairs(const GemvExperts& g, const uint4
     x[i] = reinterpret_cast<const uint4*>(row);
   }
   float acc[2][G] = {};
-  rows_dot<T, G>(w, x, n, vecs, lane, acc);
+  gemv::rows_dot<T, G>(w, x, n, vecs, lane, acc);
   if (lane != 0) return;
 #pragma unroll
   for (int i = 0; i < G; ++i) {

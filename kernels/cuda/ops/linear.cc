@@ -1,6 +1,7 @@
 // CUDA linear baseline: out[T, N] = input[T, K] @ weight[N, K]^T (+ bias[N]) through
-// cuBLASLt (linear_lt.h); K == 0 fills the bias (or zeros) with a small kernel and
-// T == 0 or N == 0 enqueues nothing, as the CPU baseline.
+// cuBLASLt, or for a few rows the GEMV kernel where LinearLt timed it faster
+// (linear_lt.h); K == 0 fills the bias (or zeros) with a small kernel and T == 0 or
+// N == 0 enqueues nothing, as the CPU baseline.
 #include "kernels/cuda/ops/cuda_ops.h"
 #include "kernels/cuda/ops/host.h"
 #include "kernels/cuda/ops/linear_launch.h"

@@ -1,5 +1,6 @@
-// Launcher of the small kernel the CUDA linear baseline needs besides cuBLASLt: the
-// k == 0 case, where out[m, n] is the bias broadcast over rows (or zeros).
+// Launchers of the CUDA linear baseline's own kernels besides cuBLASLt: the k == 0 case,
+// where out[m, n] is the bias broadcast over rows (or zeros), and the GEMV form for a
+// few input rows (linear_gemv.cu), which LinearLt times beside cuBLASLt.
 #pragma once
 
 #include "kernels/cuda/ops/elem.h"
@@ -12,5 +13,19 @@ namespace fk::cuda::launch {
 
 // out[r, j] = bias ? bias[j] : 0 for r < rows, j < n; contiguous. bias may be null.
 cudaError_t linear_fill_bias(void* out, const void* bias, Elem elem, int64_t rows, int64_t n, cudaStream_t stream);
+
+// The most input rows the GEMV form takes: past them each weight row is streamed again
+// (or held in too many registers), and the tensor-core GEMMs read each weight once.
+inline constexpr int64_t kLinearGemvMaxRows = 8;
+
+// Whether the GEMV form takes this problem: 0 < m <= kLinearGemvMaxRows, k a whole
+// number of 16-byte vectors, x and w 16-byte aligned.
+bool linear_gemv_fits(Elem elem, int64_t m, int64_t n, int64_t k, const void* x, const void* w);
+
+// out[m, n] = x[m, k] @ w[n, k]^T (+ bias[n] when not null), row-major contiguous, fp32
+// sums, the bias added in fp32 before the one rounding to `elem`. cudaErrorInvalidValue
+// (nothing enqueued) when linear_gemv_fits says no.
+cudaError_t linear_gemv(void* out, const void* x, const void* w, const void* bias, Elem elem, int64_t m, int64_t n,
+                        int64_t k, cudaStream_t stream);
 
 }  // namespace fk::cuda::launch

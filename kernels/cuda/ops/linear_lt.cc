@@ -8,6 +8,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/env_switch.h"
 #include "kernels/cuda/event_pair.h"
+#include "kernels/cuda/ops/linear_launch.h"
 
 #include <cublasLt.h>
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <compare>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -65,9 +67,12 @@ struct Key {
 };
 
 // The algorithm of one problem. Until it is tuned, `offered` holds the heuristic's
-// configurations and `algo` the first of them.
+// configurations and `algo` the first of them; `gemv_offered` says the GEMV form
+// (linear_gemv.cu) is timed beside them, `gemv` that it was chosen.
 struct Choice {
   bool none = false;  // the heuristic offered nothing (matmul_batched reports it)
+  bool gemv_offered = false;
+  bool gemv = false;
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
   float waves = 0;
@@ -169,6 +174,9 @@ int current_device() {
 // FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first configuration untimed.
 bool autotune() { return env_switch("FK_CUBLASLT_AUTOTUNE", "1", "0"); }
 
+// FK_LINEAR_GEMV=0 leaves the GEMV form out of the tuning.
+bool gemv_allowed() { return env_switch("FK_LINEAR_GEMV", "1", "0"); }
+
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   FK_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
@@ -195,20 +203,25 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Times each offered configuration on this call's own buffers: one untimed call, then
-// kMinTuneRuns to kMaxTuneRuns calls (as many as fill about a millisecond), each after a
-// memset of twice the L2 (the weights come from memory, as they do when a model runs)
-// and timed alone between two events; the median counts. The heuristic's first is
+// One configuration the tuning times: its name in the tuning line, and a call that
+// enqueues it on the problem's buffers and returns "" or what failed.
+struct Candidate {
+  std::string name;
+  std::function<std::string()> call;
+};
+
+// Times each candidate on this call's own buffers: one untimed call, then kMinTuneRuns
+// to kMaxTuneRuns calls (as many as fill about a millisecond), each after a memset of
+// twice the L2 (the weights come from memory, as they do when a model runs) and timed
+// alone between two events; the median counts. The first (the heuristic's first) is
 // kept unless another is more than kTuneMargin faster (timing cannot rank configurations
 // closer than that, and the heuristic's order breaks the tie). The output is written,
-// the inputs only read. A configuration whose call fails is left out; when all fail, the
+// the inputs only read. A candidate whose call fails is left out; when all fail, the
 // first failure is thrown. Returns the index chosen and the line that says what was
 // timed. Synchronises the stream; never inside a capture. When the device has no
 // memory left for the flush buffer (a model filling it), nothing is timed and the
-// heuristic's first is kept: tuning never makes a call fail.
-std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicResult_t>& offered,
-                                    cublasLtHandle_t handle, const Descriptors& desc, void* out, const void* x,
-                                    const void* w, void* workspace, int device, cudaStream_t stream) {
+// first is kept: tuning never makes a call fail.
+std::pair<size_t, std::string> tune(const std::vector<Candidate>& candidates, int device, cudaStream_t stream) {
   constexpr int kMinTuneRuns = 5, kMaxTuneRuns = 25;
   constexpr float kTuneMargin = 0.02f, kTuneBudgetMs = 1.0f;
   int l2 = 0;
@@ -221,56 +234,59 @@ std::pair<size_t, std::string> tune(const std::vector<cublasLtMatmulHeuristicRes
     cudaGetLastError();  // the failed allocation's error is not sticky: clear it
     return {0, fmt::format("the heuristic's first of {}, not timed: no device memory for the timing's cache flush "
                            "({} MiB)",
-                           offered.size(), flush_bytes >> 20)};
+                           candidates.size(), flush_bytes >> 20)};
   }
   const DeviceBuffer flush(flush_p);
   const EventPair ev;
-  const float alpha = 1.0f, beta = 0.0f;
-  std::vector<float> medians(offered.size(), std::numeric_limits<float>::infinity());
+  std::vector<float> medians(candidates.size(), std::numeric_limits<float>::infinity());
   std::string lines, first_error;
-  for (size_t i = 0; i < offered.size(); ++i) {
-    const auto& cand = offered[i];
-    const auto call = [&] {
-      return cublasLtMatmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, out, desc.d, out, desc.d, &cand.algo,
-                            workspace, kWorkspaceBytes, stream);
-    };
+  for (size_t i = 0; i < candidates.size(); ++i) {
     std::vector<float> times;
     int runs = kMinTuneRuns;
-    cublasStatus_t status = call();
-    for (int r = 0; r < runs && status == CUBLAS_STATUS_SUCCESS; ++r) {
+    std::string error = candidates[i].call();
+    for (int r = 0; r < runs && error.empty(); ++r) {
       FK_CUDA_CHECK(cudaMemsetAsync(flush.p, r & 0xff, flush_bytes, stream));
       FK_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-      status = call();
+      error = candidates[i].call();
       FK_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
       const float ms = ev.elapsed_ms();
       times.push_back(ms);
       if (r == 0 && ms > 0)
         runs = std::clamp(static_cast<int>(std::ceil(kTuneBudgetMs / ms)), kMinTuneRuns, kMaxTuneRuns);
     }
-    const int32_t id = algo_attr<int32_t>(cand.algo, CUBLASLT_ALGO_CONFIG_ID);
-    const uint32_t tile = algo_attr<uint32_t>(cand.algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
-    if (status != CUBLAS_STATUS_SUCCESS) {
+    if (!error.empty()) {
       if (first_error.empty())
-        first_error = fmt::format("linear: cublasLtMatmul failed with every configuration offered; the first: {} ({})",
-                                  cublasLtGetStatusName(status), cublasLtGetStatusString(status));
-      lines += fmt::format("{}algo {} tile {}: failed", lines.empty() ? "" : ", ", id, tile);
+        first_error =
+            fmt::format("linear: every configuration offered failed; the first: {}: {}", candidates[i].name, error);
+      lines += fmt::format("{}{}: failed", lines.empty() ? "" : ", ", candidates[i].name);
       continue;
     }
     std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
     medians[i] = times[times.size() / 2];
-    lines += fmt::format("{}algo {} tile {}: {:.1f} us", lines.empty() ? "" : ", ", id, tile, 1e3f * medians[i]);
+    lines += fmt::format("{}{}: {:.1f} us", lines.empty() ? "" : ", ", candidates[i].name, 1e3f * medians[i]);
   }
   FK_CUDA_CHECK(cudaStreamSynchronize(stream));
   const size_t fastest = static_cast<size_t>(std::min_element(medians.begin(), medians.end()) - medians.begin());
   if (!std::isfinite(medians[fastest])) fail(ErrorKind::kRuntime, "{}", first_error);
   if (std::isfinite(medians[0]) && medians[fastest] >= (1 - kTuneMargin) * medians[0])
     return {0, fmt::format("the heuristic's first: none of {} configurations timed was {:.0f}% faster ({})",
-                           offered.size(), 100 * kTuneMargin, lines)};
-  return {fastest, fmt::format("the fastest of {} configurations timed ({})", offered.size(), lines)};
+                           candidates.size(), 100 * kTuneMargin, lines)};
+  return {fastest, fmt::format("the fastest of {} configurations timed ({})", candidates.size(), lines)};
 }
 
+// The name of a cuBLASLt configuration in tuning lines.
+std::string algo_name(const cublasLtMatmulAlgo_t& algo) {
+  return fmt::format("algo {} tile {}", algo_attr<int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID),
+                     algo_attr<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID));
+}
+
+constexpr const char* kGemvName = "GEMV kernel";
+
+// Index `index` of the candidates (the offered configurations, then the GEMV form when
+// offered) becomes the problem's choice.
 void settle(Choice& c, size_t index, std::string tuning) {
-  const auto& r = c.offered.at(index);
+  c.gemv = c.gemv_offered && index == c.offered.size();
+  const auto& r = c.offered.at(c.gemv ? 0 : index);
   c.algo = r.algo;
   c.workspace = r.workspaceSize;
   c.waves = r.wavesCount;
@@ -280,6 +296,7 @@ void settle(Choice& c, size_t index, std::string tuning) {
 }
 
 std::string describe_choice(const Key& key, const Choice& c) {
+  if (c.gemv) return fmt::format("{} (linear_gemv.cu, align {} B): {}", kGemvName, key.align, c.tuning);
   return fmt::format(
       "cublasLt algo {} tile {} stages {} splitK {} reduction {} swizzle {} workspace {} B waves {:.2f} "
       "(align {} B): {}",
@@ -346,6 +363,10 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
       const bool tune_on = autotune();
       Choice c;
       c.offered = offered(ds.handle, desc, p.align, p.batch > 0);
+      // The GEMV form is a candidate for a plain matmul of a few rows; it runs only when
+      // timed faster, so never untimed (autotuning off keeps cuBLASLt's first).
+      c.gemv_offered = tune_on && !c.offered.empty() && p.batch == 0 && !p.f32_out && p.align >= 16 && gemv_allowed() &&
+                       launch::linear_gemv_fits(p.elem, p.m, p.n, p.k, p.x, p.w);
       if (c.offered.empty()) {  // a batched problem no algorithm takes
         c.none = true;
         c.tuned = true;
@@ -353,13 +374,13 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
       } else {
         const auto& first = c.offered.front();
         c.algo = first.algo, c.workspace = first.workspaceSize, c.waves = first.wavesCount;
-        if (c.offered.size() == 1) {
+        if (c.offered.size() == 1 && !c.gemv_offered) {
           settle(c, 0, "the one configuration offered");
         } else if (!tune_on) {
           settle(c, 0, fmt::format("the heuristic's first of {} (FK_CUBLASLT_AUTOTUNE=0)", c.offered.size()));
         } else {
           c.tuning = fmt::format("the heuristic's first of {}, not yet timed (at the first call outside a capture)",
-                                 c.offered.size());
+                                 c.offered.size() + (c.gemv_offered ? 1 : 0));
         }
       }
       it = state_->choices.emplace(key, std::move(c)).first;
@@ -369,13 +390,35 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
   if (choice.none) return false;
   // Tuned at the problem's first call outside a stream capture (a captured call keeps
   // the heuristic's first until then).
+  const float alpha = 1.0f, beta = 0.0f;
   if (!choice.tuned && !capturing(stream)) {
-    auto [best, tuning] = tune(choice.offered, dev.handle, desc, p.out, p.x, p.w, dev.workspace, device, stream);
+    std::vector<Candidate> candidates;
+    for (const auto& r : choice.offered)
+      candidates.push_back({algo_name(r.algo), [&, algo = r.algo]() -> std::string {
+                              const cublasStatus_t status =
+                                  cublasLtMatmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out,
+                                                 desc.d, p.out, desc.d, &algo, dev.workspace, kWorkspaceBytes, stream);
+                              if (status == CUBLAS_STATUS_SUCCESS) return {};
+                              return fmt::format("{} ({})", cublasLtGetStatusName(status),
+                                                 cublasLtGetStatusString(status));
+                            }});
+    if (choice.gemv_offered)
+      candidates.push_back({kGemvName, [&]() -> std::string {
+                              const cudaError_t e =
+                                  launch::linear_gemv(p.out, p.x, p.w, p.bias, p.elem, p.m, p.n, p.k, stream);
+                              return e == cudaSuccess ? std::string() : cudaGetErrorString(e);
+                            }});
+    auto [best, tuning] = tune(candidates, device, stream);
     settle(choice, best, std::move(tuning));
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->choices[key] = choice;
   }
-  const float alpha = 1.0f, beta = 0.0f;
+  if (choice.gemv) {
+    const cudaError_t e = launch::linear_gemv(p.out, p.x, p.w, p.bias, p.elem, p.m, p.n, p.k, stream);
+    if (e != cudaSuccess)
+      fail(ErrorKind::kRuntime, "linear: the GEMV kernel's launch failed: {}", cudaGetErrorString(e));
+    return true;
+  }
   FK_LT_CHECK(cublasLtMatmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out, desc.d, p.out, desc.d,
                              &choice.algo, dev.workspace, kWorkspaceBytes, stream));
   return true;

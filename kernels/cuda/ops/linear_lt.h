@@ -4,9 +4,12 @@
 // alignment), chosen once and cached. cublasLtMatmulAlgoGetHeuristic offers up to 8
 // configurations; at the problem's first call outside a stream capture each is timed on
 // that call's buffers (cold L2, the median of 5 to 25 calls) and the fastest is kept
-// when it beats the heuristic's first by more than 2%. A problem first seen inside a
-// capture runs the heuristic's first until then. FK_CUBLASLT_AUTOTUNE=0 keeps the
-// heuristic's first untimed. Thread-safe: one mutex guards the maps; the timing and the
+// when it beats the heuristic's first by more than 2%. A plain matmul of at most
+// launch::kLinearGemvMaxRows rows (a decode step's) also times the GEMV form
+// (linear_gemv.cu), which streams each weight row once for all rows, and keeps it by the
+// same rule (FK_LINEAR_GEMV=0 leaves it out). A problem first seen inside a capture runs
+// the heuristic's first until then. FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first
+// untimed (and no GEMV form). Thread-safe: one mutex guards the maps; the timing and the
 // matmul itself run outside it.
 //
 // Invariant: the calls on one device share that device's workspace, so they must be
@@ -51,7 +54,8 @@ class LinearLt {
 
   // One line on the algorithm cached for this problem on the current device
   // ("cublasLt algo 66 tile 18 ...: the fastest of 8 configurations timed (algo 66 tile
-  // 20: 41.2 us, ...)"), or "no cuBLASLt algorithm chosen yet".
+  // 20: 41.2 us, ...)", or "GEMV kernel (linear_gemv.cu, ...): the fastest of 9 ..."),
+  // or "no cuBLASLt algorithm chosen yet".
   std::string describe(launch::Elem elem, int64_t m, int64_t n, int64_t k, bool bias) const;
 
   // describe()'s line for every problem seen so far, on every device, prefixed with its

@@ -4,10 +4,13 @@
 // problem first seen inside a capture runs the heuristic's first and is timed at its
 // next eager call; FK_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first; a bad setting is
 // an error naming the variable. Every result matches an fp64 reference whichever
-// configuration ran.
+// configuration ran. A decode-sized problem also times the GEMV form (unless
+// FK_LINEAR_GEMV=0), and the GEMV kernel itself matches fp64 for every row count, dtype,
+// odd widths and a bias, and refuses what it does not take.
 #include "kernels/cuda/ops/linear_lt.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "kernels/cuda/ops/linear_launch.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -15,8 +18,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fk::cuda {
@@ -94,6 +99,7 @@ class LinearLtTest : public ::testing::Test {
   void TearDown() override {
     if (stream_) cudaStreamDestroy(stream_);
     unsetenv("FK_CUBLASLT_AUTOTUNE");
+    unsetenv("FK_LINEAR_GEMV");
   }
   cudaStream_t stream_ = nullptr;
 };
@@ -203,6 +209,132 @@ TEST_F(LinearLtTest, BadAutotuneSettingNamesTheVariable) {
   p.run(stream_);
   CUDA_OK(cudaStreamSynchronize(stream_));
   EXPECT_LT(p.error(), kBound);
+}
+
+// A decode step's problem (one row): the GEMV form is timed beside cuBLASLt's
+// configurations, and whichever is kept is right; FK_LINEAR_GEMV=0 leaves it out.
+TEST_F(LinearLtTest, OneRowProblemTimesTheGemvForm) {
+  Problem p(1, 2048, 1536);
+  p.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  const std::string d = p.describe();
+  EXPECT_TRUE(has(d, "configurations timed")) << d;
+  EXPECT_TRUE(has(d, "GEMV kernel: ")) << d;
+  EXPECT_LT(p.error(), kBound);
+  p.run(stream_);  // the choice again, whichever it is
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_LT(p.error(), kBound);
+  setenv("FK_LINEAR_GEMV", "0", 1);
+  Problem q(3, 2048, 1536);
+  q.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_FALSE(has(q.describe(), "GEMV")) << q.describe();
+  EXPECT_LT(q.error(), kBound);
+  Problem big(64, 2048, 1536);  // past kLinearGemvMaxRows: cuBLASLt only
+  unsetenv("FK_LINEAR_GEMV");
+  big.run(stream_);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  EXPECT_FALSE(has(big.describe(), "GEMV")) << big.describe();
+}
+
+// The GEMV kernel alone, against fp64, for each element type and row count.
+struct GemvCase {
+  launch::Elem elem;
+  int64_t m, n, k;
+  bool bias;
+};
+
+// Host values of `elem` as raw bytes, and back to double.
+std::vector<uint8_t> encode(launch::Elem elem, const std::vector<float>& v) {
+  const size_t size = elem == launch::Elem::kF32 ? 4 : 2;
+  std::vector<uint8_t> out(v.size() * size);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (elem == launch::Elem::kF32) {
+      std::memcpy(out.data() + 4 * i, &v[i], 4);
+    } else {
+      const uint16_t b = elem == launch::Elem::kF16 ? f32_to_f16_bits(v[i]) : f32_to_bf16_bits(v[i]);
+      std::memcpy(out.data() + 2 * i, &b, 2);
+    }
+  }
+  return out;
+}
+double decode(launch::Elem elem, const uint8_t* p) {
+  if (elem == launch::Elem::kF32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t b;
+  std::memcpy(&b, p, 2);
+  return elem == launch::Elem::kF16 ? f16_bits_to_f32(b) : bf16_bits_to_f32(b);
+}
+
+// Relative L2 error of the GEMV kernel's out against fp64 over the rounded inputs.
+double gemv_error(const GemvCase& c, cudaStream_t stream) {
+  std::mt19937 rng(static_cast<uint32_t>(c.m * 131 + c.n * 17 + c.k));
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> x(static_cast<size_t>(c.m * c.k)), w(static_cast<size_t>(c.n * c.k)), b(static_cast<size_t>(c.n));
+  for (auto* v : {&x, &w, &b})
+    for (auto& e : *v) e = u(rng);
+  const auto hx = encode(c.elem, x), hw = encode(c.elem, w), hb = encode(c.elem, b);
+  const size_t size = c.elem == launch::Elem::kF32 ? 4 : 2;
+  void *dx = nullptr, *dw = nullptr, *db = nullptr, *dout = nullptr;
+  EXPECT_EQ(cudaMalloc(&dx, hx.size()), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&dw, hw.size()), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&db, hb.size()), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&dout, static_cast<size_t>(c.m * c.n) * size), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dx, hx.data(), hx.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dw, hw.data(), hw.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(db, hb.data(), hb.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(dout, 0xff, static_cast<size_t>(c.m * c.n) * size), cudaSuccess);  // NaN everywhere
+  EXPECT_TRUE(launch::linear_gemv_fits(c.elem, c.m, c.n, c.k, dx, dw));
+  EXPECT_EQ(launch::linear_gemv(dout, dx, dw, c.bias ? db : nullptr, c.elem, c.m, c.n, c.k, stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<uint8_t> out(static_cast<size_t>(c.m * c.n) * size);
+  EXPECT_EQ(cudaMemcpy(out.data(), dout, out.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (void* p : {dx, dw, db, dout}) cudaFree(p);
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double ref = c.bias ? decode(c.elem, hb.data() + j * size) : 0.0;
+      for (int64_t t = 0; t < c.k; ++t)
+        ref += decode(c.elem, hx.data() + (i * c.k + t) * size) * decode(c.elem, hw.data() + (j * c.k + t) * size);
+      const double d = decode(c.elem, out.data() + (i * c.n + j) * size) - ref;
+      num += d * d;
+      den += ref * ref;
+    }
+  return std::sqrt(num / den);  // NaN (a failed comparison) where an output was never written
+}
+
+TEST_F(LinearLtTest, GemvKernelMatchesFp64) {
+  for (const launch::Elem elem : {launch::Elem::kF32, launch::Elem::kF16, launch::Elem::kBF16}) {
+    // fp32: fp32 sums of k products; fp16/bf16: the one output rounding dominates.
+    const double bound = elem == launch::Elem::kF32 ? 1e-5 : elem == launch::Elem::kF16 ? 2e-3 : 1e-2;
+    for (int64_t m = 1; m <= launch::kLinearGemvMaxRows; ++m)
+      for (const auto& [n, k, bias] :
+           {std::tuple<int64_t, int64_t, bool>{37, 24, false}, {64, 1032, true}, {1, 8, true}, {129, 4104, false}}) {
+        const GemvCase c{elem, m, n, k, bias};
+        const double e = gemv_error(c, stream_);
+        EXPECT_LT(e, bound) << launch::elem_name(elem) << " m " << m << " n " << n << " k " << k << " bias " << bias;
+      }
+  }
+}
+
+TEST_F(LinearLtTest, GemvKernelRefusesWhatItDoesNotTake) {
+  void* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, 1 << 16));
+  const auto* p = static_cast<const uint8_t*>(d);
+  const auto bf16 = launch::Elem::kBF16;
+  EXPECT_TRUE(launch::linear_gemv_fits(bf16, 8, 16, 64, p, p));
+  EXPECT_FALSE(launch::linear_gemv_fits(bf16, launch::kLinearGemvMaxRows + 1, 16, 64, p, p));  // too many rows
+  EXPECT_FALSE(launch::linear_gemv_fits(bf16, 0, 16, 64, p, p));
+  EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 12, p, p));  // k not whole 16-byte vectors
+  EXPECT_FALSE(launch::linear_gemv_fits(launch::Elem::kF32, 1, 16, 6, p, p));
+  EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 64, p + 2, p));  // x not 16-byte aligned
+  EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 64, p, p + 8));  // w not 16-byte aligned
+  EXPECT_EQ(launch::linear_gemv(d, p, p, nullptr, bf16, 9, 16, 64, stream_), cudaErrorInvalidValue);
+  CUDA_OK(cudaStreamSynchronize(stream_));
+  cudaFree(d);
 }
 
 }  // namespace
