@@ -30,7 +30,7 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
   const spec::SsmSpec& ssm = a.sections.get<spec::SsmSpec>();
   const int64_t i = a.intermediate_size, n = ssm.state_size, r = ssm.time_step_rank;
   ASSERT_EQ(full.layers.size(), static_cast<size_t>(a.num_hidden_layers));
-  const MambaLayerWeights& f = full.layers[1];
+  const SelectiveMixerWeights& f = full.layers[1].selective;
   EXPECT_EQ(f.in_proj_w.shape(), (Shape{2 * i, a.hidden_size}));
   EXPECT_EQ(f.x_proj_w.shape(), (Shape{r + 2 * n, i}));
   for (float v : f.a.span<float>()) {  // A = -exp(A_log), A_log in [0, ln N)
@@ -43,7 +43,7 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
       p.tp = tp;
       p.tp_rank = rank;
       const MambaWeights part = MambaWeights::build(a, p, src);
-      const MambaLayerWeights& s = part.layers[1];
+      const SelectiveMixerWeights& s = part.layers[1].selective;
       const int64_t il = i / tp, i0 = rank * il;
       for (int64_t c = 0; c < il; ++c) {
         ASSERT_EQ(at(s.in_proj_w, c, 3), at(f.in_proj_w, i0 + c, 3));            // x rows
@@ -57,7 +57,7 @@ TEST(MambaWeights, ShardsAreSlicesOfTheFullModel) {
         ASSERT_EQ(s.d.span<float>()[c], f.d.span<float>()[i0 + c]);
         ASSERT_EQ(at(s.out_proj_w, 7, c), at(f.out_proj_w, 7, i0 + c));           // out_proj columns
       }
-      EXPECT_EQ(s.norm_w.span<float>()[9], f.norm_w.span<float>()[9]);  // replicated
+      EXPECT_EQ(part.layers[1].norm_w.span<float>()[9], full.layers[1].norm_w.span<float>()[9]);  // replicated
     }
   }
 }
@@ -69,14 +69,14 @@ TEST(Mamba2Weights, ShardsAreTheRanksHeadsAndGroups) {
   const RandomWeights src(5);
   const spec::SsmSpec& ssm = a.sections.get<spec::SsmSpec>();
   const int64_t i = a.intermediate_size, gn = ssm.n_groups * ssm.state_size, cd = ssm.conv_dim(i);
-  const MambaLayerWeights f = MambaWeights::build(a, Placement{}, src).layers[1];
+  const SsdMixerWeights f = MambaWeights::build(a, Placement{}, src).layers[1].ssd;
   ASSERT_EQ(f.in_proj_w.shape(), (Shape{i + cd + ssm.num_heads, a.hidden_size}));
   for (int64_t tp : {2}) {
     for (int64_t rank = 0; rank < tp; ++rank) {
       Placement p;
       p.tp = tp;
       p.tp_rank = rank;
-      const MambaLayerWeights s = MambaWeights::build(a, p, src).layers[1];
+      const SsdMixerWeights s = MambaWeights::build(a, p, src).layers[1].ssd;
       const int64_t il = i / tp, i0 = rank * il, gl = gn / tp, g0 = rank * gl, hl = ssm.num_heads / tp;
       const int64_t h0 = rank * hl, cdl = ssm.conv_dim(i, tp);
       ASSERT_EQ(cdl, il + 2 * gl);

@@ -52,43 +52,20 @@ Tensor Mamba::traced(const Tensor& t, int64_t q_len) const {
 
 Tensor Mamba::mixer(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                     int64_t q_len) {
-  SelectiveMixerWeights sw;
-  sw.in_proj_w = w.in_proj_w;
-  sw.in_proj_b = w.in_proj_b;
-  sw.conv_w = w.conv_w;
-  sw.conv_b = w.conv_b;
-  sw.x_proj_w = w.x_proj_w;
-  sw.dt_proj_w = w.dt_proj_w;
-  sw.dt_bias = w.dt_bias;
-  sw.a = w.a;
-  sw.d = w.d;
-  sw.out_proj_w = w.out_proj_w;
-  sw.out_proj_b = w.out_proj_b;
   const SelectiveMixerShape shape{a_.intermediate_size / pl_.tp, ssm_.state_size, ssm_.time_step_rank, 0.0};
   const auto l = static_cast<size_t>(local);
-  return selective_mixer(rt_, comms_, pl_.tp_rank, dtype_, shape, sw, x, conv_state_[l].slice(0, seq_begin, seqs),
-                         ssm_state_[l].slice(0, seq_begin, seqs), seqs, q_len);
+  return selective_mixer(rt_, comms_, pl_.tp_rank, dtype_, shape, w.selective, x,
+                         conv_state_[l].slice(0, seq_begin, seqs), ssm_state_[l].slice(0, seq_begin, seqs), seqs,
+                         q_len);
 }
 
 Tensor Mamba::mixer2(const MambaLayerWeights& w, int64_t local, const Tensor& x, int64_t seq_begin, int64_t seqs,
                      int64_t q_len) {
-  // This rank's heads and groups (weights.cc).
-  SsdMixerWeights sw;
-  sw.in_proj_w = w.in_proj_w;
-  sw.in_proj_b = w.in_proj_b;
-  sw.conv_w = w.conv_w;
-  sw.conv_b = w.conv_b;
-  sw.dt_bias = w.dt_bias;
-  sw.a = w.a;
-  sw.d = w.d;
-  sw.gate_norm_w = w.gate_norm_w;
-  sw.out_proj_w = w.out_proj_w;
-  sw.out_proj_b = w.out_proj_b;
   const SsdMixerShape shape{
       pl_.tp,        pl_.tp_rank,     a_.intermediate_size, ssm_.num_heads,           ssm_.n_groups,
       ssm_.head_dim, ssm_.state_size, a_.norm.eps,          ssm_.time_step_limit_min, ssm_.time_step_limit_max};
   const auto l = static_cast<size_t>(local);
-  return ssd_mixer(rt_, comms_, dtype_, shape, sw, x, conv_state_[l].slice(0, seq_begin, seqs),
+  return ssd_mixer(rt_, comms_, dtype_, shape, w.ssd, x, conv_state_[l].slice(0, seq_begin, seqs),
                    ssm_state_[l].slice(0, seq_begin, seqs), seqs, q_len);
 }
 

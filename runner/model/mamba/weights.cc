@@ -43,16 +43,16 @@ struct Gen {
     MambaLayerWeights w;
     w.index = l;
     w.norm_w = make(plan_vector(name(l, "norm.weight"), a.hidden_size, 0, a.hidden_size, 0.8f, 1.2f));
-    w.in_proj_w = make(p.in_proj_w);
-    if (p.in_proj_b) w.in_proj_b = make(*p.in_proj_b);
-    w.conv_w = make(p.conv_w);
-    if (p.conv_b) w.conv_b = make(*p.conv_b);
-    w.dt_bias = make.fp32(p.dt_bias);
-    w.a = make.fp32(p.a_log, neg_exp);
-    w.d = make.fp32(p.d);
-    w.gate_norm_w = make(p.gate_norm_w);
-    w.out_proj_w = make(p.out_proj_w);
-    if (p.out_proj_b) w.out_proj_b = make(*p.out_proj_b);
+    w.ssd.in_proj_w = make(p.in_proj_w);
+    if (p.in_proj_b) w.ssd.in_proj_b = make(*p.in_proj_b);
+    w.ssd.conv_w = make(p.conv_w);
+    if (p.conv_b) w.ssd.conv_b = make(*p.conv_b);
+    w.ssd.dt_bias = make.fp32(p.dt_bias);
+    w.ssd.a = make.fp32(p.a_log, neg_exp);
+    w.ssd.d = make.fp32(p.d);
+    w.ssd.gate_norm_w = make(p.gate_norm_w);
+    w.ssd.out_proj_w = make(p.out_proj_w);
+    if (p.out_proj_b) w.ssd.out_proj_b = make(*p.out_proj_b);
     return w;
   }
 
@@ -66,24 +66,25 @@ struct Gen {
     // in_proj's rows are x's I, then the gate's I: this rank takes its channels of each.
     const std::string in = name(l, "mixer.in_proj.weight");
     const float bh = linear_bound(h);
-    w.in_proj_w = make(plan_concat_rows({plan_block(in, 2 * i, h, i0(), il(), 0, h, -bh, bh),
-                                         plan_block(in, 2 * i, h, i + i0(), il(), 0, h, -bh, bh)}));
+    w.selective.in_proj_w = make(plan_concat_rows({plan_block(in, 2 * i, h, i0(), il(), 0, h, -bh, bh),
+                                                   plan_block(in, 2 * i, h, i + i0(), il(), 0, h, -bh, bh)}));
     if (s.proj_bias) {
       const std::string inb = name(l, "mixer.in_proj.bias");
-      w.in_proj_b = make(plan_concat_vectors(
+      w.selective.in_proj_b = make(plan_concat_vectors(
           {plan_vector(inb, 2 * i, i0(), il(), -0.1f, 0.1f), plan_vector(inb, 2 * i, i + i0(), il(), -0.1f, 0.1f)}));
     }
-    w.conv_w = make(channel_rows(name(l, "mixer.conv1d.weight"), s.conv_kernel, linear_bound(s.conv_kernel)));
-    if (s.conv_bias) w.conv_b = make(channel_vector(name(l, "mixer.conv1d.bias"), -0.1f, 0.1f));
+    w.selective.conv_w = make(channel_rows(name(l, "mixer.conv1d.weight"), s.conv_kernel, linear_bound(s.conv_kernel)));
+    if (s.conv_bias) w.selective.conv_b = make(channel_vector(name(l, "mixer.conv1d.bias"), -0.1f, 0.1f));
     const float bi = linear_bound(i);
-    w.x_proj_w = make(plan_block(name(l, "mixer.x_proj.weight"), r + 2 * n, i, 0, r + 2 * n, i0(), il(), -bi, bi));
-    w.dt_proj_w = make(channel_rows(name(l, "mixer.dt_proj.weight"), r, linear_bound(r)));
-    w.dt_bias = make.fp32(channel_vector(name(l, "mixer.dt_proj.bias"), -4.6f, -2.3f));
+    w.selective.x_proj_w =
+        make(plan_block(name(l, "mixer.x_proj.weight"), r + 2 * n, i, 0, r + 2 * n, i0(), il(), -bi, bi));
+    w.selective.dt_proj_w = make(channel_rows(name(l, "mixer.dt_proj.weight"), r, linear_bound(r)));
+    w.selective.dt_bias = make.fp32(channel_vector(name(l, "mixer.dt_proj.bias"), -4.6f, -2.3f));
     const float log_n = std::log(static_cast<float>(std::max<int64_t>(n, 2)));
-    w.a = make.fp32(plan_block(name(l, "mixer.A_log"), i, n, i0(), il(), 0, n, 0.0f, log_n), neg_exp);
-    w.d = make.fp32(channel_vector(name(l, "mixer.D"), 0.5f, 1.5f));
-    w.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, i0(), il(), -bi, bi));
-    if (s.proj_bias) w.out_proj_b = make(plan_vector(name(l, "mixer.out_proj.bias"), h, 0, h, -0.1f, 0.1f));
+    w.selective.a = make.fp32(plan_block(name(l, "mixer.A_log"), i, n, i0(), il(), 0, n, 0.0f, log_n), neg_exp);
+    w.selective.d = make.fp32(channel_vector(name(l, "mixer.D"), 0.5f, 1.5f));
+    w.selective.out_proj_w = make(plan_block(name(l, "mixer.out_proj.weight"), h, i, 0, h, i0(), il(), -bi, bi));
+    if (s.proj_bias) w.selective.out_proj_b = make(plan_vector(name(l, "mixer.out_proj.bias"), h, 0, h, -0.1f, 0.1f));
     return w;
   }
 };
@@ -113,20 +114,32 @@ std::vector<std::tuple<std::string, T*, bool>> slots(M& m) {
   if (!(m.lm_head.defined() && m.lm_head.data() == m.embed.data())) out.emplace_back("lm_head", &m.lm_head, false);
   for (auto& l : m.layers) {
     const std::string p = fmt::format("layers.{}.", l.index);
+    // One mixer's tensors are defined (Mamba-1's or Mamba-2's), so no name repeats.
+    auto& v1 = l.selective;
+    auto& v2 = l.ssd;
     for (auto [name, t, f] :
          std::initializer_list<std::tuple<const char*, T*, bool>>{{"norm_w", &l.norm_w, false},
-                                                                  {"in_proj_w", &l.in_proj_w, false},
-                                                                  {"in_proj_b", &l.in_proj_b, false},
-                                                                  {"conv_w", &l.conv_w, false},
-                                                                  {"conv_b", &l.conv_b, false},
-                                                                  {"x_proj_w", &l.x_proj_w, false},
-                                                                  {"dt_proj_w", &l.dt_proj_w, false},
-                                                                  {"dt_bias", &l.dt_bias, true},
-                                                                  {"a", &l.a, true},
-                                                                  {"d", &l.d, true},
-                                                                  {"out_proj_w", &l.out_proj_w, false},
-                                                                  {"out_proj_b", &l.out_proj_b, false},
-                                                                  {"gate_norm_w", &l.gate_norm_w, false}})
+                                                                  {"in_proj_w", &v1.in_proj_w, false},
+                                                                  {"in_proj_b", &v1.in_proj_b, false},
+                                                                  {"conv_w", &v1.conv_w, false},
+                                                                  {"conv_b", &v1.conv_b, false},
+                                                                  {"x_proj_w", &v1.x_proj_w, false},
+                                                                  {"dt_proj_w", &v1.dt_proj_w, false},
+                                                                  {"dt_bias", &v1.dt_bias, true},
+                                                                  {"a", &v1.a, true},
+                                                                  {"d", &v1.d, true},
+                                                                  {"out_proj_w", &v1.out_proj_w, false},
+                                                                  {"out_proj_b", &v1.out_proj_b, false},
+                                                                  {"in_proj_w", &v2.in_proj_w, false},
+                                                                  {"in_proj_b", &v2.in_proj_b, false},
+                                                                  {"conv_w", &v2.conv_w, false},
+                                                                  {"conv_b", &v2.conv_b, false},
+                                                                  {"dt_bias", &v2.dt_bias, true},
+                                                                  {"a", &v2.a, true},
+                                                                  {"d", &v2.d, true},
+                                                                  {"gate_norm_w", &v2.gate_norm_w, false},
+                                                                  {"out_proj_w", &v2.out_proj_w, false},
+                                                                  {"out_proj_b", &v2.out_proj_b, false}})
       out.emplace_back(p + name, t, f);
   }
   return out;

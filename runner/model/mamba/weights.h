@@ -21,6 +21,7 @@
 #include "core/spec/architecture.h"
 #include "core/tensor.h"
 #include "kernels/backend.h"
+#include "runner/model/mamba/ssm_mixers.h"
 #include "runner/model/placement.h"
 #include "runner/model/weight_source.h"
 
@@ -31,20 +32,14 @@
 
 namespace fk::runner {
 
+// One layer: its norm, and the mixer's tensors as the shared mixers take them
+// (ssm_mixers.h): `selective` for Mamba-1 layers, `ssd` for Mamba-2 (ssm.version 2: the
+// rank's heads and groups; gate_norm_w whole); the other stays empty.
 struct MambaLayerWeights {
-  int64_t index = 0;            // global layer index
-  Tensor norm_w;                // [H]
-  Tensor in_proj_w, in_proj_b;  // [2 I_l, H] (x rows, then gate rows), bias or undefined
-  Tensor conv_w, conv_b;        // [I_l, W], [I_l] or undefined
-  Tensor x_proj_w;              // [R + 2 N, I_l]
-  Tensor dt_proj_w;             // [I_l, R]
-  Tensor dt_bias, a, d;         // fp32: [I_l], [I_l, N], [I_l]
-  Tensor out_proj_w, out_proj_b;  // [H, I_l], [H] (full) or undefined
-  // Mamba-2 (ssm.version 2) instead, the rank's heads and groups: in_proj [I_l + cd_l +
-  // heads_l, H] (gate z, then x, B and C, then dt; cd_l = I_l + 2 (n_groups / tp) N);
-  // conv over cd_l; dt_bias, a (= -exp(A_log)) and d fp32 [heads_l]; no x_proj or
-  // dt_proj; gate_norm_w [I] whole, the gated RMSNorm's weight.
-  Tensor gate_norm_w;
+  int64_t index = 0;  // global layer index
+  Tensor norm_w;      // [H]
+  SelectiveMixerWeights selective;
+  SsdMixerWeights ssd;
 };
 
 struct MambaWeights final : Weights {
