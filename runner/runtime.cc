@@ -95,6 +95,10 @@ void Runtime::zero(Tensor& t) const {
   }
 }
 
+void Runtime::zero_in_place(const Tensor& t) const {
+  if (!shapes_only_) backend_.memset(t, 0);
+}
+
 Tensor Runtime::upload(const Tensor& host) const {
   if (on_host() || host.device() == backend_.device()) return host;
   Tensor t = backend_.empty(host.dtype(), host.shape());

@@ -109,6 +109,9 @@ class Runtime {
   Tensor zeros(DType dtype, const Shape& shape) const;
   // `t` set to zeros (on the CPU: replaced by fresh zero pages).
   void zero(Tensor& t) const;
+  // `t`'s elements set to zero where they are, on every backend: for a view (a block of
+  // sequences of a state) whose storage the whole tensor shares. t must be contiguous.
+  void zero_in_place(const Tensor& t) const;
   // A host tensor on the backend (on the CPU: `host` itself, not copied).
   Tensor upload(const Tensor& host) const;
   // `host` into `buffer` on the backend, reusing `buffer` when it already has host's

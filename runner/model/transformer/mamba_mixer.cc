@@ -102,8 +102,8 @@ class MambaLayer final : public Mixer {
     const Tensor conv = conv_state_.slice(0, st.seq_begin, st.seqs);
     const Tensor ssm = ssm_state_.slice(0, st.seq_begin, st.seqs);
     if (st.q_start == 0) {  // a new prompt: its sequences start from zero state
-      clear(conv);
-      clear(ssm);
+      c_.rt.zero_in_place(conv);
+      c_.rt.zero_in_place(ssm);
     }
     if (m_.mamba2())
       return ssd_mixer(c_.rt, c_.comms, c_.dtype, ssd_shape(c_.arch, c_.placement), w2_, x, conv, ssm, st.seqs,
@@ -114,13 +114,6 @@ class MambaLayer final : public Mixer {
   }
 
  private:
-  // Zeros into t, a block of sequences of a state, in place (Runtime::zero would give
-  // the block a fresh tensor on the CPU, leaving the state as it was).
-  void clear(const Tensor& t) const {
-    const Shape rows = {t.size(0), t.numel() / t.size(0)};
-    c_.rt.copy_rows(t.reshape(rows), c_.rt.zeros(t.dtype(), rows));
-  }
-
   // The layer's tensors by role, looked up once (a layer's weights outlive its model);
   // a version's absent names are undefined tensors.
   void resolve(const LayerWeights& w) {
