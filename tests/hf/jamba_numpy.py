@@ -15,7 +15,7 @@ Usage: jamba_numpy.py FK WORK_DIR
 import sys
 import numpy as np
 
-from numpy_port_util import mlp, rms, run_port, silu
+from numpy_port_util import attention_weights, gqa_attention, mlp, rms, run_port, silu, softplus, weight_makers
 
 
 class Sizes:
@@ -61,12 +61,7 @@ class Sizes:
 def make_weights(z, rng):
     """Random f32 weights under HF JambaForCausalLM's tensor names."""
     W = {}
-
-    def lin(name, o, i):
-        W[name] = (rng.standard_normal((o, i)) * 0.15).astype(np.float32)
-
-    def vec(name, n, scale=0.1, base=1.0):
-        W[name] = (base + scale * rng.standard_normal(n)).astype(np.float32)
+    lin, vec = weight_makers(W, rng)
 
     W["model.embed_tokens.weight"] = rng.standard_normal((z.V, z.H)).astype(np.float32)
     for l in range(z.L):
@@ -74,10 +69,7 @@ def make_weights(z, rng):
         vec(p + "input_layernorm.weight", z.H)
         vec(p + "pre_ff_layernorm.weight", z.H)
         if z.attention_layer(l):
-            lin(p + "self_attn.q_proj.weight", z.NH * z.HD, z.H)
-            lin(p + "self_attn.k_proj.weight", z.KV * z.HD, z.H)
-            lin(p + "self_attn.v_proj.weight", z.KV * z.HD, z.H)
-            lin(p + "self_attn.o_proj.weight", z.H, z.NH * z.HD)
+            attention_weights(lin, p, z.H, z.NH, z.KV, z.HD)
         else:
             m = p + "mamba."
             lin(m + "in_proj.weight", 2 * z.MI, z.H)
@@ -111,10 +103,6 @@ def make_weights(z, rng):
     vec("model.final_layernorm.weight", z.H)
     lin("lm_head.weight", z.V, z.H)
     return W
-
-
-def softplus(x):
-    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0)
 
 
 def mamba(z, w, h, m):
@@ -152,15 +140,7 @@ def mamba(z, w, h, m):
 
 def attention(z, w, h, p):
     """HF JambaAttention: grouped-query attention without rotary embedding, causal."""
-    B, S, _ = h.shape
-    q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(B, S, z.NH, z.HD).transpose(0, 2, 1, 3)
-    k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(B, S, z.KV, z.HD).transpose(0, 2, 1, 3)
-    v = (h @ w[p + "self_attn.v_proj.weight"].T).reshape(B, S, z.KV, z.HD).transpose(0, 2, 1, 3)
-    k, v = np.repeat(k, z.NH // z.KV, 1), np.repeat(v, z.NH // z.KV, 1)
-    sc = q @ k.transpose(0, 1, 3, 2) * z.HD ** -0.5 + np.triu(np.full((S, S), -np.inf), 1)
-    sc = np.exp(sc - sc.max(-1, keepdims=True))
-    sc /= sc.sum(-1, keepdims=True)
-    return (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, z.NH * z.HD) @ w[p + "self_attn.o_proj.weight"].T
+    return gqa_attention(w, h, p, z.NH, z.KV, z.HD)
 
 
 def moe(z, w, t, f):

@@ -1,6 +1,7 @@
-"""What the numpy ports of HF models (deepseek_v3_numpy.py, jamba_numpy.py) share: f32
-safetensors without torch, the norms and MLP of HF's code, and the check that runs
-`fk import-hf` and `fk forward` in each layout against the port's logits."""
+"""What the numpy ports of HF models (deepseek_v3_numpy.py, jamba_numpy.py,
+bamba_numpy.py) share: f32 safetensors without torch, random weight makers, the norms,
+MLP and grouped-query attention of HF's code, and the check that runs `fk import-hf` and
+`fk forward` in each layout against the port's logits."""
 import json, os, struct, subprocess, sys
 import numpy as np
 
@@ -40,6 +41,44 @@ def silu(x):
 def mlp(w, x, p):
     """A gated SiLU MLP under prefix p (gate_proj, up_proj, down_proj)."""
     return silu(x @ w[p + "gate_proj.weight"].T) * (x @ w[p + "up_proj.weight"].T) @ w[p + "down_proj.weight"].T
+
+
+def softplus(x):
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(x, 0)
+
+
+def weight_makers(W, rng):
+    """lin(name, out, in) and vec(name, n, scale=0.1, base=1.0): random f32 tensors into W."""
+    def lin(name, o, i):
+        W[name] = (rng.standard_normal((o, i)) * 0.15).astype(np.float32)
+
+    def vec(name, n, scale=0.1, base=1.0):
+        W[name] = (base + scale * rng.standard_normal(n)).astype(np.float32)
+    return lin, vec
+
+
+def attention_weights(lin, p, H, NH, KV, HD):
+    """q/k/v/o projections without bias under p + "self_attn."."""
+    lin(p + "self_attn.q_proj.weight", NH * HD, H)
+    lin(p + "self_attn.k_proj.weight", KV * HD, H)
+    lin(p + "self_attn.v_proj.weight", KV * HD, H)
+    lin(p + "self_attn.o_proj.weight", H, NH * HD)
+
+
+def gqa_attention(w, h, p, NH, KV, HD, rope=None):
+    """HF's causal grouped-query attention of h [B, S, H] under p + "self_attn.", with
+    rope(x [B, heads, S, HD], S) applied to q and k when given."""
+    B, S, _ = h.shape
+    q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(B, S, NH, HD).transpose(0, 2, 1, 3)
+    k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(B, S, KV, HD).transpose(0, 2, 1, 3)
+    v = (h @ w[p + "self_attn.v_proj.weight"].T).reshape(B, S, KV, HD).transpose(0, 2, 1, 3)
+    if rope is not None:
+        q, k = rope(q, S), rope(k, S)
+    k, v = np.repeat(k, NH // KV, 1), np.repeat(v, NH // KV, 1)
+    sc = q @ k.transpose(0, 1, 3, 2) * HD ** -0.5 + np.triu(np.full((S, S), -np.inf), 1)
+    sc = np.exp(sc - sc.max(-1, keepdims=True))
+    sc /= sc.sum(-1, keepdims=True)
+    return (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, NH * HD) @ w[p + "self_attn.o_proj.weight"].T
 
 
 def write_case(out_dir, config, weights, ids, logits):
