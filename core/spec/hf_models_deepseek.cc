@@ -34,12 +34,16 @@ namespace fk::spec::hf {
 namespace {
 
 // What DeepseekV2Config and DeepseekV3Config share: the decoder's sizes (`d`), MLA's
-// section, the rope (the caller sets its style), the experts and the dense layers.
+// section, the rope (the caller sets its style), the experts, the dense layers, the
+// routed experts' scale and the router's score function (the caller sets the routing).
 struct DeepseekDefaults {
   DecoderDefaults decoder;
   const char* cls;
   int64_t experts, shared_experts, moe_intermediate_size, first_dense;
   std::optional<int64_t> experts_per_token;  // nullopt: num_experts_per_tok is required
+  double routed_scaling_factor;
+  MoeScoring scoring;
+  const char* scorer;  // HF's class that scores, for the scoring_func message
 };
 
 void fill_deepseek_common(ConfigReader& r, Architecture& a, DeepseekDefaults d) {
@@ -82,6 +86,11 @@ void fill_deepseek_common(ConfigReader& r, Architecture& a, DeepseekDefaults d) 
            fmt::format("found {}, which leaves no MoE layer in {} layers", m.first_dense_layers, a.num_hidden_layers));
   if (r.has_value("moe_layer_freq") && r.integer_or("moe_layer_freq", 1) != 1)
     r.fail("moe_layer_freq", "expected 1 (every layer after first_k_dense_replace is MoE, as HF builds them)");
+  m.routed_scaling_factor = r.number_or("routed_scaling_factor", d.routed_scaling_factor, limits::kRoutedScalingFactor);
+  m.scoring = d.scoring;
+  const char* scoring = d.scoring == MoeScoring::kSigmoid ? "sigmoid" : "softmax";
+  if (r.has_value("scoring_func") && r.string_or("scoring_func", scoring) != scoring)
+    r.fail("scoring_func", fmt::format("expected {} ({}'s scores)", scoring, d.scorer));
   // Training and serving switches of DeepSeek's configs, and the multi-token-prediction
   // layers HF's forward pass skips.
   r.ignore({"aux_loss_alpha", "seq_aux", "ep_size", "num_nextn_predict_layers"});
@@ -97,19 +106,18 @@ void fill_deepseek_v3(ConfigReader& r, Architecture& a) {
                         1,
                         2048,
                         3,
-                        8});
+                        8,
+                        2.5,
+                        MoeScoring::kSigmoid,
+                        "DeepseekV3TopkRouter"});
   // rope_interleave (default true): HF de-interleaves each head's rotary channels before
   // rotating halves, which gives the scores of rotating interleaved pairs.
   a.position.rope_style = r.boolean_or("rope_interleave", true) ? RopeStyle::kGptj : RopeStyle::kNeox;
   MoeSpec& m = a.moe;
   m.renormalize = r.boolean_or("norm_topk_prob", true);
-  m.scoring = MoeScoring::kSigmoid;
   m.score_correction_bias = true;
   m.n_group = r.integer_or("n_group", 8, limits::kExpertGroups);
   m.topk_group = r.integer_or("topk_group", 4, limits::kExpertGroups);
-  m.routed_scaling_factor = r.number_or("routed_scaling_factor", 2.5, limits::kRoutedScalingFactor);
-  if (r.has_value("scoring_func") && r.string_or("scoring_func", "sigmoid") != "sigmoid")
-    r.fail("scoring_func", "expected sigmoid (DeepseekV3TopkRouter's scores)");
   if (r.has_value("topk_method") && r.string_or("topk_method", "noaux_tc") != "noaux_tc")
     r.fail("topk_method", "expected noaux_tc (DeepseekV3TopkRouter: grouped top-k steered by e_score_correction_bias)");
 }
@@ -122,21 +130,20 @@ void fill_deepseek_v2(ConfigReader& r, Architecture& a) {
                         2,
                         1407,
                         0,
-                        std::nullopt});
+                        std::nullopt,
+                        1.0,
+                        MoeScoring::kSoftmax,
+                        "DeepseekV2Moe"});
   // apply_rotary_emb views each head's rotary channels as complex pairs: GPT-J style.
   a.position.rope_style = RopeStyle::kGptj;
   MoeSpec& m = a.moe;
-  m.scoring = MoeScoring::kSoftmax;
   m.score_correction_bias = false;
   m.renormalize = false;
-  m.routed_scaling_factor = r.number_or("routed_scaling_factor", 1.0, limits::kRoutedScalingFactor);
   // DeepseekV2Moe never renormalises the top-k weights; DeepSeek's own code did when
   // norm_topk_prob was set, so a config that sets it means something HF does not run.
   if (r.boolean_or("norm_topk_prob", false))
     r.fail("norm_topk_prob",
            "found true, expected false (HF's DeepseekV2Moe ignores it and never renormalises the top-k weights)");
-  if (r.has_value("scoring_func") && r.string_or("scoring_func", "softmax") != "softmax")
-    r.fail("scoring_func", "expected softmax (DeepseekV2Moe's scores)");
   const std::string method = r.string_or("topk_method", "greedy");
   if (method == "greedy") {  // every expert competes; n_group and topk_group are not read
     r.ignore({"n_group", "topk_group"});
