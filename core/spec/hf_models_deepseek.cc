@@ -18,9 +18,9 @@
 // layers with softmax router scores, topk_method greedy (the top k of all experts) or
 // group_limited_greedy (the topk_group groups with the best single score compete), never
 // renormalised, times routed_scaling_factor, plus the shared experts; rope always over
-// interleaved pairs; and HF's softmax scale (qk_nope_head_dim + qk_rope_head_dim)^-1/2
-// without V3's YaRN mscale^2 (DeepseekV2Attention.scaling; DeepSeek's own code and vLLM
-// multiply it in, HF does not: an imported spec says so with attention.scale).
+// interleaved pairs; the softmax scale as V3's (YaRN's mscale^2 included: transformers
+// 5.17's DeepseekV2Attention applies it, as DeepSeek's own code and vLLM do; the HF
+// fixture with unequal mscales shows it).
 #include "core/spec/families/mla.h"
 #include "core/spec/hf_models.h"
 
@@ -55,6 +55,7 @@ void fill_deepseek_common(ConfigReader& r, Architecture& a, DeepseekDefaults d) 
                                    rope_dim, d.cls));
   if (r.boolean_or("attention_bias", false))
     r.fail("attention_bias", "found true, expected false (MLA's projections without biases are built)");
+  r.require_inert("mlp_bias", fmt::format("{}'s MLPs and experts without biases are built", d.cls));
   MlaSpec& mla = a.sections.edit<MlaSpec>();
   if (!r.has("q_lora_rank")) {
     mla.q_lora_rank = 1536;
@@ -152,13 +153,6 @@ void fill_deepseek_v2(ConfigReader& r, Architecture& a) {
     m.topk_group = r.integer("topk_group", limits::kExpertGroups);
   } else {
     r.fail("topk_method", fmt::format("found \"{}\", expected \"greedy\" or \"group_limited_greedy\"", method));
-  }
-  // HF's softmax scale has no YaRN mscale^2 (DeepseekV3's has): said explicitly where
-  // mla_softmax_scale would add it.
-  const RopeScaling& rs = a.position.rope_scaling;
-  if (rs.type == RopeScalingType::kYarn && rs.mscale_all_dim != 0.0 && rs.factor > 1.0) {
-    const MlaSpec& mla = a.sections.get<MlaSpec>();
-    a.attention.scale = 1.0 / std::sqrt(static_cast<double>(mla.qk_nope_head_dim + a.head_dim));
   }
 }
 

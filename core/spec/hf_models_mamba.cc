@@ -194,11 +194,13 @@ void fill_jamba(ConfigReader& r, Architecture& a) {
     if (l % attn_period == attn_offset) m.attention_layers.push_back(l);
   if (static_cast<int64_t>(m.attention_layers.size()) == layers)
     r.fail("attn_layer_period", "makes every layer an attention layer: no Mamba layer is left");
-  // use_mamba_kernels picks HF's CUDA path or its slow path over the same recurrence;
+  // use_mamba_kernels picks HF's CUDA path or its slow path over the same recurrence,
+  // use_mambapy and use_associative_scan (transformers 5) how the slow path scans it;
   // num_logits_to_keep (calc_logits_for_entire_prompt in older configs) how many
   // positions get logits; mamba_inner_layernorms (older configs) is read by no HF code,
   // which always normalises dt, B and C.
-  r.ignore({"use_mamba_kernels", "num_logits_to_keep", "calc_logits_for_entire_prompt", "mamba_inner_layernorms"});
+  r.ignore({"use_mamba_kernels", "use_mambapy", "use_associative_scan", "num_logits_to_keep",
+            "calc_logits_for_entire_prompt", "mamba_inner_layernorms"});
 }
 
 void fill_bamba(ConfigReader& r, Architecture& a) {

@@ -11,8 +11,8 @@ expert), then runs `fk import-hf` and `fk forward` (absorbed MLA, grouped_topk) 
 layout and compares the logits (relative L2 <= 1e-5). Three variants: q compression with
 interleaved rope, YaRN (its softmax mscale) with q_proj and rope over halves, and
 DeepSeek-V2 (HF's DeepseekV2ForCausalLM: softmax scores in limited groups, not
-renormalised, two shared experts, YaRN without the softmax mscale and with unequal
-mscales, so the rope carries their ratio).
+renormalised, two shared experts, YaRN with unequal mscales: the rope carries their
+ratio, the softmax mscale_all_dim's square, as transformers 5.17's fixture shows).
 
 Usage: deepseek_v3_numpy.py FK WORK_DIR
 """
@@ -136,8 +136,7 @@ def rope_tables(z, S):
         extra = 1 - np.clip((np.arange(z.ROPE // 2) - low) / (high - low), 0, 1)
         inv = (inv / f) * (1 - extra) + inv * extra
         att = yarn_mscale(f, y["mscale"]) / yarn_mscale(f, y["mscale_all_dim"])
-        if not z.V2:  # HF's DeepseekV2Attention keeps qk_head_dim^-1/2
-            scale = scale * yarn_mscale(f, y["mscale_all_dim"]) ** 2
+        scale = scale * yarn_mscale(f, y["mscale_all_dim"]) ** 2
     fr = np.outer(np.arange(S), inv)
     emb = np.concatenate([fr, fr], -1)
     return np.cos(emb) * att, np.sin(emb) * att, scale

@@ -171,9 +171,11 @@ TEST(HfImportDeepseek, V2RoutesBySoftmaxInLimitedGroupsWithoutRenormalising) {
   EXPECT_EQ(m.first_dense_layers, 1);
   EXPECT_EQ(a.sections.get<spec::MlaSpec>().q_lora_rank, 0);
   EXPECT_EQ(a.position.rope_style, spec::RopeStyle::kGptj);
-  // HF's V2 softmax scale has no YaRN mscale^2: (128 + 64)^-1/2 exactly.
-  ASSERT_TRUE(a.attention.scale.has_value());
-  EXPECT_DOUBLE_EQ(spec::mla_softmax_scale(a, a.sections.get<spec::MlaSpec>()), 1.0 / std::sqrt(192.0));
+  // The softmax scale as V3's: (128 + 64)^-1/2 x (0.1 x 0.707 ln 40 + 1)^2 (YaRN's
+  // mscale_all_dim), as transformers 5.17's DeepseekV2Attention applies it.
+  EXPECT_FALSE(a.attention.scale.has_value());
+  EXPECT_NEAR(spec::mla_softmax_scale(a, a.sections.get<spec::MlaSpec>()),
+              std::pow(0.1 * 0.707 * std::log(40.0) + 1.0, 2) / std::sqrt(192.0), 1e-12);
   // greedy: every expert competes (V2-Lite); the group keys are not read.
   Json greedy = deepseek_v2();
   greedy["topk_method"] = "greedy";
