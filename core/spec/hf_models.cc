@@ -15,6 +15,7 @@ const std::vector<ModelImporter>& model_importers() {
   static const std::vector<ModelImporter> kImporters = {
       {"arcee", "ArceeConfig", "arcee", fill_arcee},
       {"bamba", "BambaConfig", "bamba", fill_bamba},
+      {"granitemoehybrid", "GraniteMoeHybridConfig", "granite", fill_granitemoehybrid},
       {"bert", "BertConfig", "bert", fill_bert},
       {"biogpt", "BioGptConfig", "biogpt", fill_biogpt},
       {"camembert", "CamembertConfig", "bert", fill_roberta},
@@ -71,9 +72,9 @@ const std::vector<ModelImporter>& model_importers() {
 const char* unsupported_reason(const std::string& model_type) {
   static const std::vector<std::pair<std::vector<const char*>, const char*>> kReasons = {
       {{"kimi_k2"}, "Kimi K2's config is DeepSeek-V3's: import it with \"model_type\": \"deepseek_v3\""},
-      {{"zamba", "zamba2", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2"},
-       "hybrid stacks (attention and state-space or convolution blocks in one model) other than Jamba's and "
-       "Bamba's are not supported (jamba and bamba import)"},
+      {{"zamba", "zamba2", "falcon_h1", "nemotron_h", "lfm2"},
+       "hybrid stacks (attention and state-space or convolution blocks in one model) other than Jamba's, "
+       "Bamba's and GraniteMoeHybrid's are not supported (jamba, bamba and granitemoehybrid import)"},
       {{"qwen3_next"}, "the gated delta net mixer and hybrid layers are not supported"},
       {{"bloom", "mpt"}, "ALiBi positions are not supported"},
       {{"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "whisper", "m2m_100", "nllb_moe"},

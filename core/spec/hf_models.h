@@ -135,6 +135,7 @@ void fill_mamba(ConfigReader& r, Architecture& a);
 void fill_mamba2(ConfigReader& r, Architecture& a);
 void fill_jamba(ConfigReader& r, Architecture& a);
 void fill_bamba(ConfigReader& r, Architecture& a);
+void fill_granitemoehybrid(ConfigReader& r, Architecture& a);
 void fill_deepseek_v2(ConfigReader& r, Architecture& a);
 void fill_gemma(ConfigReader& r, Architecture& a);
 void fill_opt(ConfigReader& r, Architecture& a);

@@ -203,15 +203,11 @@ void fill_jamba(ConfigReader& r, Architecture& a) {
             "calc_logits_for_entire_prompt", "mamba_inner_layernorms"});
 }
 
-void fill_bamba(ConfigReader& r, Architecture& a) {
-  read_decoder_core(
-      r, a, {.max_position_embeddings = 262144, .rms_norm_eps = 1e-5, .num_key_value_heads = 8, .vocab_size = 128000});
-  if (a.mlp.activation != Activation::kSilu)
-    r.fail("hidden_act", "expected \"silu\": BambaConfig's hidden_act is the Mamba mixer's activation too");
-  r.require_inert("attention_bias", "BambaAttention's projections have no bias");
-  r.require_inert("mlp_bias", "BambaMLP has no bias");
-  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
-  partial_rope(r, a, 0.5);
+namespace {
+
+// Bamba's Mamba-2 mixer (BambaMixer, also GraniteMoeHybrid's) from its mamba_* keys,
+// with `attention` the layers that keep attention (every other layer is a Mamba layer).
+void read_bamba_mixer(ConfigReader& r, Architecture& a, const std::set<int64_t>& attention, const char* layers_key) {
   MambaLayersSpec& m = a.sections.edit<MambaLayersSpec>();
   m.version = 2;
   m.inner_norms = false;
@@ -241,23 +237,9 @@ void fill_bamba(ConfigReader& r, Architecture& a) {
   m.conv_kernel = r.integer_or("mamba_d_conv", 4, limits::kSsmConvKernel);
   m.conv_bias = r.boolean_or("mamba_conv_bias", true);
   m.proj_bias = r.boolean_or("mamba_proj_bias", false);
-  // attn_layer_indices (null or absent: none): the layers that keep attention.
-  std::set<int64_t> attention;
-  if (const Json* idx = r.get("attn_layer_indices"); idx != nullptr && !idx->is_null()) {
-    if (!idx->is_array()) r.fail_value("attn_layer_indices", *idx, "a list of layer indices");
-    for (size_t i = 0; i < idx->size(); ++i) {
-      const Json& l = (*idx)[i];
-      if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= a.num_hidden_layers)
-        r.fail_value(fmt::format("attn_layer_indices[{}]", i), l,
-                     fmt::format("a layer index in [0, {}) (num_hidden_layers)", a.num_hidden_layers));
-      attention.insert(l.get<int64_t>());
-    }
-  } else if (idx == nullptr) {
-    r.note_default("attn_layer_indices", "[] (every layer a Mamba layer)");
-  }
   m.attention_layers.assign(attention.begin(), attention.end());
   if (static_cast<int64_t>(attention.size()) == a.num_hidden_layers)
-    r.fail("attn_layer_indices", "lists every layer: no Mamba layer is left");
+    r.fail(layers_key, "makes every layer an attention layer: no Mamba layer is left");
   // HF's BambaMixer clamps dt to no limit (transformers 4.x hard-codes (0, inf); a limit
   // in the config would mean different things across versions): only that imports.
   if (const Json* lim = r.get("time_step_limit"); lim != nullptr && !lim->is_null()) {
@@ -272,6 +254,95 @@ void fill_bamba(ConfigReader& r, Architecture& a) {
   // many positions get logits.
   r.ignore({"mamba_chunk_size", "time_step_min", "time_step_max", "time_step_floor", "z_loss_coefficient",
             "num_logits_to_keep"});
+}
+
+}  // namespace
+
+void fill_bamba(ConfigReader& r, Architecture& a) {
+  read_decoder_core(
+      r, a, {.max_position_embeddings = 262144, .rms_norm_eps = 1e-5, .num_key_value_heads = 8, .vocab_size = 128000});
+  if (a.mlp.activation != Activation::kSilu)
+    r.fail("hidden_act", "expected \"silu\": BambaConfig's hidden_act is the Mamba mixer's activation too");
+  r.require_inert("attention_bias", "BambaAttention's projections have no bias");
+  r.require_inert("mlp_bias", "BambaMLP has no bias");
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  partial_rope(r, a, 0.5);
+  // attn_layer_indices (null or absent: none): the layers that keep attention.
+  std::set<int64_t> attention;
+  if (const Json* idx = r.get("attn_layer_indices"); idx != nullptr && !idx->is_null()) {
+    if (!idx->is_array()) r.fail_value("attn_layer_indices", *idx, "a list of layer indices");
+    for (size_t i = 0; i < idx->size(); ++i) {
+      const Json& l = (*idx)[i];
+      if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= a.num_hidden_layers)
+        r.fail_value(fmt::format("attn_layer_indices[{}]", i), l,
+                     fmt::format("a layer index in [0, {}) (num_hidden_layers)", a.num_hidden_layers));
+      attention.insert(l.get<int64_t>());
+    }
+  } else if (idx == nullptr) {
+    r.note_default("attn_layer_indices", "[] (every layer a Mamba layer)");
+  }
+  read_bamba_mixer(r, a, attention, "attn_layer_indices");
+}
+
+// GraniteMoeHybrid (Granite 4.0-H): GraniteMoeShared's decoder layers (the Granite
+// multipliers; num_local_experts experts of intermediate_size, top num_experts_per_tok
+// renormalised, plus a shared expert of shared_intermediate_size) whose mixer is
+// attention or Bamba's Mamba-2 mixer by layer_types ("attention" / "mamba"; absent or
+// null: every layer Mamba); rope on whole heads only with position_embedding_type
+// "rope" (null: attention without positions); num_local_experts 0 leaves the shared MLP
+// alone, a dense MLP of shared_intermediate_size.
+void fill_granitemoehybrid(ConfigReader& r, Architecture& a) {
+  read_decoder_core(r, a, {.max_position_embeddings = 2048, .rms_norm_eps = 1e-6, .vocab_size = 32000});
+  check_heads(r, a, "num_attention_heads", "num_key_value_heads");
+  if (a.mlp.activation != Activation::kSilu)
+    r.fail("hidden_act", "expected \"silu\": GraniteMoeHybridConfig's hidden_act is the Mamba mixer's activation too");
+  const bool bias = r.boolean_or("attention_bias", false);
+  a.attention.qkv_bias = bias;
+  a.attention.out_bias = bias;
+  set_layer_pattern(r, a, uniform(a.num_hidden_layers, LayerType::kFull), std::nullopt, "sliding_window");
+  const Json* pos = r.get("position_embedding_type");
+  if (pos == nullptr || pos->is_null() || *pos == "nope") {
+    a.position.kind = PositionKind::kNone;
+    if (pos == nullptr) r.note_default("position_embedding_type", "null (attention without positions)");
+    r.ignore({"rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor"});
+  } else if (*pos == "rope") {
+    apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+  } else {
+    r.fail_value("position_embedding_type", *pos, "\"rope\" or null");
+  }
+  read_granite_scales(r, a);
+  const int64_t experts = r.integer_or("num_local_experts", 8, IntRange{0, limits::kNumExperts.max});
+  const int64_t shared = r.integer_or("shared_intermediate_size", 1024, limits::kSharedIntermediateSize);
+  if (experts == 0) {  // the shared MLP alone: the layer's dense MLP
+    a.intermediate_size = shared;
+    r.ignore({"num_experts_per_tok", "output_router_logits", "router_aux_loss_coef"});
+  } else {
+    if (experts == 1) r.fail("num_local_experts", "found 1, expected 0 (the shared MLP alone) or at least 2");
+    a.moe.num_experts = experts;
+    a.moe.experts_per_token = r.integer_or("num_experts_per_tok", 2, limits::kExpertsPerToken);
+    a.moe.moe_intermediate_size = a.intermediate_size;  // per expert
+    a.moe.renormalize = true;                           // GraniteMoe's softmax over the top-k logits
+    a.moe.shared_experts = 1;
+    a.moe.shared_intermediate_size = shared;
+  }
+  // layer_types (layers_block_type): "mamba" or "attention" for each layer.
+  std::set<int64_t> attention;
+  if (const Json* types = r.get("layer_types"); types != nullptr && !types->is_null()) {
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != a.num_hidden_layers)
+      r.fail_value("layer_types", *types,
+                   fmt::format("a list of {} entries (num_hidden_layers), each \"mamba\" or \"attention\"",
+                               a.num_hidden_layers));
+    for (size_t i = 0; i < types->size(); ++i) {
+      const Json& t = (*types)[i];
+      if (t == "attention")
+        attention.insert(static_cast<int64_t>(i));
+      else if (t != "mamba")
+        r.fail_value(fmt::format("layer_types[{}]", i), t, "\"mamba\" or \"attention\"");
+    }
+  } else if (types == nullptr) {
+    r.note_default("layer_types", "every layer \"mamba\"");
+  }
+  read_bamba_mixer(r, a, attention, "layer_types");
 }
 
 }  // namespace fk::spec::hf

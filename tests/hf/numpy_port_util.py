@@ -1,5 +1,5 @@
 """What the numpy ports of HF models (deepseek_v3_numpy.py, jamba_numpy.py,
-bamba_numpy.py) share: f32 safetensors without torch, random weight makers, the norms,
+bamba_numpy.py, granitemoehybrid_numpy.py) share: f32 safetensors without torch, random weight makers, the norms,
 MLP and grouped-query attention of HF's code, and the check that runs `fk import-hf` and
 `fk forward` in each layout against the port's logits."""
 import json, os, struct, subprocess, sys
@@ -65,9 +65,10 @@ def attention_weights(lin, p, H, NH, KV, HD):
     lin(p + "self_attn.o_proj.weight", H, NH * HD)
 
 
-def gqa_attention(w, h, p, NH, KV, HD, rope=None):
+def gqa_attention(w, h, p, NH, KV, HD, rope=None, scale=None):
     """HF's causal grouped-query attention of h [B, S, H] under p + "self_attn.", with
-    rope(x [B, heads, S, HD], S) applied to q and k when given."""
+    rope(x [B, heads, S, HD], S) applied to q and k when given, and the softmax scale
+    (default HD^-1/2)."""
     B, S, _ = h.shape
     q = (h @ w[p + "self_attn.q_proj.weight"].T).reshape(B, S, NH, HD).transpose(0, 2, 1, 3)
     k = (h @ w[p + "self_attn.k_proj.weight"].T).reshape(B, S, KV, HD).transpose(0, 2, 1, 3)
@@ -75,7 +76,7 @@ def gqa_attention(w, h, p, NH, KV, HD, rope=None):
     if rope is not None:
         q, k = rope(q, S), rope(k, S)
     k, v = np.repeat(k, NH // KV, 1), np.repeat(v, NH // KV, 1)
-    sc = q @ k.transpose(0, 1, 3, 2) * HD ** -0.5 + np.triu(np.full((S, S), -np.inf), 1)
+    sc = q @ k.transpose(0, 1, 3, 2) * (HD ** -0.5 if scale is None else scale) + np.triu(np.full((S, S), -np.inf), 1)
     sc = np.exp(sc - sc.max(-1, keepdims=True))
     sc /= sc.sum(-1, keepdims=True)
     return (sc @ v).transpose(0, 2, 1, 3).reshape(B, S, NH * HD) @ w[p + "self_attn.o_proj.weight"].T

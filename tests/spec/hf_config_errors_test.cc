@@ -46,7 +46,7 @@ TEST(HfImportErrors, UnsupportedModelType) {
   c["model_type"] = "bloom";
   EXPECT_IMPORT_ERROR(c, "model_type: \"bloom\" cannot be imported: ", "ALiBi");
   c["model_type"] = "zamba2";
-  EXPECT_IMPORT_ERROR(c, "model_type: \"zamba2\" cannot be imported: ", "jamba and bamba import");
+  EXPECT_IMPORT_ERROR(c, "model_type: \"zamba2\" cannot be imported: ", "jamba, bamba and granitemoehybrid import");
   c.erase("model_type");
   EXPECT_IMPORT_ERROR(c, "model_type: missing", "llama");
 }

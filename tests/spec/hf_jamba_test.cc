@@ -257,5 +257,75 @@ TEST(HfImportBamba, Mamba2LayersButTheAttentionIndicesWithHalfRotatedHeads) {
   }
 }
 
+// A GraniteMoeHybrid config (Granite 4.0-H's keys; sizes cut down), as transformers
+// writes it: every third layer attention, the rest Bamba's Mamba-2 mixer.
+Json granite_hybrid() {
+  return Json::parse(R"({
+    "architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "vocab_size": 100352,
+    "hidden_size": 1536, "intermediate_size": 512, "shared_intermediate_size": 1024, "num_hidden_layers": 6,
+    "num_attention_heads": 12, "num_key_value_heads": 4, "hidden_act": "silu", "rms_norm_eps": 1e-05,
+    "max_position_embeddings": 131072, "tie_word_embeddings": true, "embedding_multiplier": 12.0,
+    "residual_multiplier": 0.22, "attention_multiplier": 0.0078125, "logits_scaling": 6.0,
+    "num_local_experts": 64, "num_experts_per_tok": 6, "output_router_logits": false, "router_aux_loss_coef": 0.0,
+    "position_embedding_type": "nope", "rope_theta": 10000,
+    "layer_types": ["mamba", "mamba", "attention", "mamba", "mamba", "attention"], "mamba_n_heads": 48,
+    "mamba_d_head": 64, "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2,
+    "mamba_chunk_size": 256, "mamba_conv_bias": true, "mamba_proj_bias": false, "attention_bias": false,
+    "torch_dtype": "bfloat16", "use_cache": true})");
+}
+
+TEST(HfImportGraniteMoeHybrid, GraniteLayersWithMamba2MixersByLayerType) {
+  const spec::Architecture a = spec::hf_config_import(granite_hybrid(), "g/config.json").arch;
+  EXPECT_EQ(a.family, "granite");
+  EXPECT_EQ(a.model_family, "transformer");
+  const spec::MambaLayersSpec& m = a.sections.get<spec::MambaLayersSpec>();
+  EXPECT_TRUE(m.mamba2());
+  EXPECT_EQ(m.inner_size, 3072);
+  EXPECT_EQ(m.num_heads, 48);
+  EXPECT_EQ(m.attention_layers, (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(a.position.kind, spec::PositionKind::kNone);  // "nope": attention without positions
+  EXPECT_EQ(a.moe.num_experts, 64);
+  EXPECT_EQ(a.moe.experts_per_token, 6);
+  EXPECT_EQ(a.moe.moe_intermediate_size, 512);
+  EXPECT_TRUE(a.moe.renormalize);
+  EXPECT_EQ(a.moe.shared_experts, 1);
+  EXPECT_EQ(a.moe.shared_intermediate_size, 1024);
+  ASSERT_TRUE(a.attention.scale.has_value());
+  EXPECT_DOUBLE_EQ(*a.attention.scale, 0.0078125);
+  EXPECT_DOUBLE_EQ(*a.norm.residual_multiplier, 0.22);
+  // Dense (num_local_experts 0): the shared MLP alone is the layer's MLP; rope when asked.
+  Json dense = granite_hybrid();
+  dense["num_local_experts"] = 0;
+  dense["position_embedding_type"] = "rope";
+  const spec::Architecture d = spec::hf_config_import(dense, "g/config.json").arch;
+  EXPECT_FALSE(d.moe.enabled());
+  EXPECT_EQ(d.intermediate_size, 1024);
+  EXPECT_EQ(d.position.kind, spec::PositionKind::kRope);
+  EXPECT_DOUBLE_EQ(d.position.partial_rotary_factor, 1.0);
+  // No layer_types: every layer a Mamba layer.
+  Json all_mamba = granite_hybrid();
+  all_mamba.erase("layer_types");
+  EXPECT_TRUE(spec::hf_config_import(all_mamba, "g/config.json")
+                  .arch.sections.get<spec::MambaLayersSpec>()
+                  .attention_layers.empty());
+  for (const auto& [key, value, expect] :
+       {std::tuple<const char*, Json, const char*>{"layer_types", Json::parse(R"(["mamba"])"), "a list of 6 entries"},
+        {"layer_types", Json::parse(R"(["mamba", "mamba", "moe", "mamba", "mamba", "attention"])"),
+         "\"mamba\" or \"attention\""},
+        {"layer_types",
+         Json::parse(R"(["attention", "attention", "attention", "attention", "attention", "attention"])"),
+         "no Mamba layer is left"},
+        {"position_embedding_type", "alibi", "\"rope\" or null"},
+        {"num_local_experts", 1, "expected 0 (the shared MLP alone) or at least 2"},
+        {"mamba_n_heads", 100, "does not divide the mixer's width"},
+        {"hidden_act", "gelu", "the Mamba mixer's activation"}}) {
+    Json bad = granite_hybrid();
+    bad[key] = value;
+    const std::string e = hf_import_error(bad, "g/config.json");
+    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
+    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
+  }
+}
+
 }  // namespace
 }  // namespace fk::testing

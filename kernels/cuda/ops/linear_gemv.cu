@@ -16,7 +16,7 @@ namespace {
 
 constexpr int kWarps = 8, kThreads = kWarps * 32;
 
-// G: the input rows held at once (m rounded up to 1, 2, 4 or 8).
+// G: the input rows held at once (m rounded up to 1, 2 or 4).
 template <typename T, int G>
 __global__ void __launch_bounds__(kThreads, 2)
     linear_gemv_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ w,
@@ -57,10 +57,8 @@ struct LinearGemv {
       args(linear_gemv_kernel<T, 1>);
     else if (m == 2)
       args(linear_gemv_kernel<T, 2>);
-    else if (m <= 4)
-      args(linear_gemv_kernel<T, 4>);
     else
-      args(linear_gemv_kernel<T, 8>);
+      args(linear_gemv_kernel<T, 4>);
     return cudaGetLastError();
   }
 };

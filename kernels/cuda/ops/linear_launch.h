@@ -14,9 +14,10 @@ namespace fk::cuda::launch {
 // out[r, j] = bias ? bias[j] : 0 for r < rows, j < n; contiguous. bias may be null.
 cudaError_t linear_fill_bias(void* out, const void* bias, Elem elem, int64_t rows, int64_t n, cudaStream_t stream);
 
-// The most input rows the GEMV form takes: past them each weight row is streamed again
-// (or held in too many registers), and the tensor-core GEMMs read each weight once.
-inline constexpr int64_t kLinearGemvMaxRows = 8;
+// The most input rows the GEMV form takes. At 8 rows it was 2.4-3.6x slower than
+// cuBLASLt on llama-3.1-8b's decode shapes (H100, bench/RESULTS.md): each lane then holds
+// one vector of a weight row in flight for eight sums, and the tensor-core GEMMs win.
+inline constexpr int64_t kLinearGemvMaxRows = 4;
 
 // Whether the GEMV form takes this problem: 0 < m <= kLinearGemvMaxRows, k a whole
 // number of 16-byte vectors, x and w 16-byte aligned.

@@ -441,10 +441,12 @@ TensorRef glm(const std::string& canonical, const Architecture& a) {
   return {canonical};
 }
 
-// GraniteMoe / GraniteMoeShared: the experts stacked in block_sparse_moe.input_linear
-// ([experts, 2 x intermediate, hidden], each expert's gate rows first) and output_linear
-// ([experts, hidden, intermediate]); the router is block_sparse_moe.router.layer; the
-// shared expert's gate and up are the halves of shared_mlp.input_linear.
+// GraniteMoe / GraniteMoeShared / GraniteMoeHybrid: the experts stacked in
+// block_sparse_moe.input_linear ([experts, 2 x intermediate, hidden], each expert's gate
+// rows first) and output_linear ([experts, hidden, intermediate]); the router is
+// block_sparse_moe.router.layer; the shared expert's gate and up are the halves of
+// shared_mlp.input_linear. Without experts (GraniteMoeHybrid's num_local_experts 0) the
+// shared MLP is the layer's MLP. GraniteMoeHybrid's Mamba layers (mamba.*) are canonical.
 TensorRef granitemoe(const std::string& canonical, const Architecture& a) {
   int64_t l = 0;
   std::string rest;
@@ -464,6 +466,12 @@ TensorRef granitemoe(const std::string& canonical, const Architecture& a) {
     }
     ref.stack = e;
     return ref;
+  }
+  if (a.moe.num_experts == 0) {
+    const int64_t i = a.intermediate_size;
+    if (rest == "mlp.gate_proj.weight") return {base + "shared_mlp.input_linear.weight", 0, 2 * i};
+    if (rest == "mlp.up_proj.weight") return {base + "shared_mlp.input_linear.weight", i, 2 * i};
+    if (rest == "mlp.down_proj.weight") return {base + "shared_mlp.output_linear.weight"};
   }
   const int64_t s = a.moe.shared_intermediate_size;
   if (rest == "mlp.shared_expert.gate_proj.weight") return {base + "shared_mlp.input_linear.weight", 0, 2 * s};
@@ -557,7 +565,8 @@ std::vector<std::string> hf_supported_model_types() {
           "deepseek_v3",
           "deepseek_v2",
           "jamba",
-          "bamba"};
+          "bamba",
+          "granitemoehybrid"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -568,7 +577,8 @@ TensorMap hf_tensor_map(const std::string& model_type) {
       model_type == "smollm3" || model_type == "cohere2")
     return {model_type, {""}, same};
   if (model_type == "glm" || model_type == "glm4") return {model_type, {""}, glm};
-  if (model_type == "granitemoe" || model_type == "granitemoeshared") return {model_type, {""}, granitemoe};
+  if (model_type == "granitemoe" || model_type == "granitemoeshared" || model_type == "granitemoehybrid")
+    return {model_type, {""}, granitemoe};
   if (model_type == "gpt_oss") return {model_type, {""}, gpt_oss};
   if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return {model_type, {""}, deepseek};
   if (model_type == "jamba" || model_type == "bamba") return {model_type, {""}, jamba};

@@ -325,14 +325,15 @@ TEST_F(LinearLtTest, GemvKernelRefusesWhatItDoesNotTake) {
   CUDA_OK(cudaMalloc(&d, 1 << 16));
   const auto* p = static_cast<const uint8_t*>(d);
   const auto bf16 = launch::Elem::kBF16;
-  EXPECT_TRUE(launch::linear_gemv_fits(bf16, 8, 16, 64, p, p));
+  EXPECT_TRUE(launch::linear_gemv_fits(bf16, launch::kLinearGemvMaxRows, 16, 64, p, p));
   EXPECT_FALSE(launch::linear_gemv_fits(bf16, launch::kLinearGemvMaxRows + 1, 16, 64, p, p));  // too many rows
   EXPECT_FALSE(launch::linear_gemv_fits(bf16, 0, 16, 64, p, p));
   EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 12, p, p));  // k not whole 16-byte vectors
   EXPECT_FALSE(launch::linear_gemv_fits(launch::Elem::kF32, 1, 16, 6, p, p));
   EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 64, p + 2, p));  // x not 16-byte aligned
   EXPECT_FALSE(launch::linear_gemv_fits(bf16, 1, 16, 64, p, p + 8));  // w not 16-byte aligned
-  EXPECT_EQ(launch::linear_gemv(d, p, p, nullptr, bf16, 9, 16, 64, stream_), cudaErrorInvalidValue);
+  EXPECT_EQ(launch::linear_gemv(d, p, p, nullptr, bf16, launch::kLinearGemvMaxRows + 1, 16, 64, stream_),
+            cudaErrorInvalidValue);
   CUDA_OK(cudaStreamSynchronize(stream_));
   cudaFree(d);
 }
