@@ -52,6 +52,22 @@ class Sizes:
                 "num_logits_to_keep": 1}
 
 
+def mamba2_weights(z, W, rng, lin, vec, m):
+    """A BambaMixer's random tensors under prefix m (also GraniteMoeHybrid's)."""
+    lin(m + "in_proj.weight", z.MI + z.CD + z.MH, z.H)
+    W[m + "conv1d.weight"] = (rng.standard_normal((z.CD, 1, z.K)) * 0.4).astype(np.float32)
+    if z.CONV_BIAS:
+        vec(m + "conv1d.bias", z.CD, 0.1, 0.0)
+    vec(m + "dt_bias", z.MH, 0.5, -1.0)
+    W[m + "A_log"] = (np.log(np.arange(1, z.MH + 1)) + 0.1 * rng.standard_normal(z.MH)).astype(np.float32)
+    vec(m + "D", z.MH, 0.2)
+    vec(m + "norm.weight", z.MI)
+    lin(m + "out_proj.weight", z.H, z.MI)
+    if z.PROJ_BIAS:
+        vec(m + "in_proj.bias", z.MI + z.CD + z.MH, 0.1, 0.0)
+        vec(m + "out_proj.bias", z.H, 0.1, 0.0)
+
+
 def make_weights(z, rng):
     """Random f32 weights under HF BambaForCausalLM's tensor names."""
     W = {}
@@ -65,19 +81,7 @@ def make_weights(z, rng):
         if l in z.ATTN:
             attention_weights(lin, p, z.H, z.NH, z.KV, z.HD)
         else:
-            m = p + "mamba."
-            lin(m + "in_proj.weight", z.MI + z.CD + z.MH, z.H)
-            W[m + "conv1d.weight"] = (rng.standard_normal((z.CD, 1, z.K)) * 0.4).astype(np.float32)
-            if z.CONV_BIAS:
-                vec(m + "conv1d.bias", z.CD, 0.1, 0.0)
-            vec(m + "dt_bias", z.MH, 0.5, -1.0)
-            W[m + "A_log"] = (np.log(np.arange(1, z.MH + 1)) + 0.1 * rng.standard_normal(z.MH)).astype(np.float32)
-            vec(m + "D", z.MH, 0.2)
-            vec(m + "norm.weight", z.MI)
-            lin(m + "out_proj.weight", z.H, z.MI)
-            if z.PROJ_BIAS:
-                vec(m + "in_proj.bias", z.MI + z.CD + z.MH, 0.1, 0.0)
-                vec(m + "out_proj.bias", z.H, 0.1, 0.0)
+            mamba2_weights(z, W, rng, lin, vec, p + "mamba.")
         f = p + "feed_forward."
         lin(f + "gate_proj.weight", z.I, z.H)
         lin(f + "up_proj.weight", z.I, z.H)

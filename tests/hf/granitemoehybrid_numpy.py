@@ -19,7 +19,7 @@ Usage: granitemoehybrid_numpy.py FK WORK_DIR
 import sys
 import numpy as np
 
-from bamba_numpy import mamba2
+from bamba_numpy import mamba2, mamba2_weights
 from numpy_port_util import attention_weights, gqa_attention, rms, run_port, silu, weight_makers
 
 
@@ -74,19 +74,7 @@ def make_weights(z, rng):
         if l in z.ATTN:
             attention_weights(lin, p, z.H, z.NH, z.KV, z.HD)
         else:
-            m = p + "mamba."
-            lin(m + "in_proj.weight", z.MI + z.CD + z.MH, z.H)
-            W[m + "conv1d.weight"] = (rng.standard_normal((z.CD, 1, z.K)) * 0.4).astype(np.float32)
-            if z.CONV_BIAS:
-                vec(m + "conv1d.bias", z.CD, 0.1, 0.0)
-            vec(m + "dt_bias", z.MH, 0.5, -1.0)
-            W[m + "A_log"] = (np.log(np.arange(1, z.MH + 1)) + 0.1 * rng.standard_normal(z.MH)).astype(np.float32)
-            vec(m + "D", z.MH, 0.2)
-            vec(m + "norm.weight", z.MI)
-            lin(m + "out_proj.weight", z.H, z.MI)
-            if z.PROJ_BIAS:
-                vec(m + "in_proj.bias", z.MI + z.CD + z.MH, 0.1, 0.0)
-                vec(m + "out_proj.bias", z.H, 0.1, 0.0)
+            mamba2_weights(z, W, rng, lin, vec, p + "mamba.")
         if z.E:
             b = p + "block_sparse_moe."
             lin(b + "router.layer.weight", z.E, z.H)

@@ -116,19 +116,14 @@ TEST(HfImportDeepseek, WhatHfsModelWouldNotHonourIsRefusedNamingTheKey) {
   Json c = deepseek_v3();
   c["quantization_config"] = Json::parse(R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})");
   EXPECT_NE(import_error(c).find("quantization_config"), std::string::npos);
-  for (const auto& [key, value, expect] :
-       {std::tuple<const char*, Json, const char*>{"scoring_func", "softmax", "expected sigmoid"},
-        {"topk_method", "greedy", "expected noaux_tc"},
-        {"moe_layer_freq", 2, "expected 1"},
-        {"attention_bias", true, "attention_bias"},
-        {"head_dim", 128, "expected qk_rope_head_dim (64)"},
-        {"first_k_dense_replace", 61, "leaves no MoE layer"}}) {
-    Json bad = deepseek_v3();
-    bad[key] = value;
-    const std::string e = import_error(bad);
-    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
-    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
-  }
+  expect_hf_import_errors(deepseek_v3(),
+                          {{"scoring_func", "softmax", "expected sigmoid"},
+                           {"topk_method", "greedy", "expected noaux_tc"},
+                           {"moe_layer_freq", 2, "expected 1"},
+                           {"attention_bias", true, "attention_bias"},
+                           {"head_dim", 128, "expected qk_rope_head_dim (64)"},
+                           {"first_k_dense_replace", 61, "leaves no MoE layer"}},
+                          "d/config.json");
   // q_lora_rank null: the query straight from the hidden state (DeepSeek-V2-Lite's form).
   Json lite = deepseek_v3();
   lite["q_lora_rank"] = nullptr;
@@ -185,18 +180,13 @@ TEST(HfImportDeepseek, V2RoutesBySoftmaxInLimitedGroupsWithoutRenormalising) {
   const spec::MoeSpec g = spec::hf_config_import(greedy, "d/config.json").arch.moe;
   EXPECT_EQ(g.n_group, 1);
   EXPECT_FALSE(g.grouped_routing());  // softmax, one group, no bias, scale 1: plain top-k
-  for (const auto& [key, value, expect] :
-       {std::tuple<const char*, Json, const char*>{"norm_topk_prob", true, "never renormalises"},
-        {"scoring_func", "sigmoid", "expected softmax"},
-        {"topk_method", "noaux_tc", "expected \"greedy\" or \"group_limited_greedy\""},
-        {"num_experts_per_tok", nullptr, "num_experts_per_tok"},
-        {"rope_interleave", false, "rope_interleave"}}) {
-    Json bad = deepseek_v2();
-    bad[key] = value;
-    const std::string e = import_error(bad);
-    EXPECT_NE(e.find(key), std::string::npos) << key << ": " << e;
-    EXPECT_NE(e.find(expect), std::string::npos) << key << ": " << e;
-  }
+  expect_hf_import_errors(deepseek_v2(),
+                          {{"norm_topk_prob", true, "never renormalises"},
+                           {"scoring_func", "sigmoid", "expected softmax"},
+                           {"topk_method", "noaux_tc", "expected \"greedy\" or \"group_limited_greedy\""},
+                           {"num_experts_per_tok", nullptr, "num_experts_per_tok"},
+                           {"rope_interleave", false, "rope_interleave"}},
+                          "d/config.json");
   Json no_groups = deepseek_v2();
   no_groups.erase("n_group");
   EXPECT_NE(import_error(no_groups).find("n_group"), std::string::npos) << import_error(no_groups);

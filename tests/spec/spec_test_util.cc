@@ -155,6 +155,16 @@ std::string hf_import_error(const nlohmann::json& config, const std::string& fil
   return "";
 }
 
+void expect_hf_import_errors(const nlohmann::json& base, const std::vector<BadHfKey>& cases, const std::string& file) {
+  for (const BadHfKey& c : cases) {
+    nlohmann::json bad = base;
+    bad[c.key] = c.value;
+    const std::string e = hf_import_error(bad, file);
+    EXPECT_NE(e.find(c.key), std::string::npos) << c.key << ": " << e;
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.key << ": " << e;
+  }
+}
+
 void expect_same_model(const spec::Architecture& got, const spec::Architecture& want) {
   EXPECT_EQ(got.sections, want.sections);
   EXPECT_EQ(got.moe, want.moe);

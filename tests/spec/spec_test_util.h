@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace fk::testing {
 
@@ -56,6 +57,16 @@ spec::Workload test_workload(int64_t batch, int64_t seq_len);
 // The message of importing `config` (an HF config.json) as `file`, which is expected to
 // fail with kInvalidArgument; "" when it imported.
 std::string hf_import_error(const nlohmann::json& config, const std::string& file = "t/config.json");
+// One bad value of an HF config key, and a part of the message it must give.
+struct BadHfKey {
+  const char* key;
+  nlohmann::json value;
+  const char* expect;
+};
+// For each case: `base` with key set to value fails to import as `file`, and the message
+// names the key and holds `expect`.
+void expect_hf_import_errors(const nlohmann::json& base, const std::vector<BadHfKey>& cases,
+                             const std::string& file = "t/config.json");
 // Expects `got` (an import) to describe the model `want` (a shipped spec's full values):
 // the sizes, every family section, attention (an explicit all-full layer pattern equals
 // none), position, norm, MLP, MoE, head and embedding.
