@@ -104,6 +104,7 @@ void register_builtin_ops() {
     register_ssd_scan(r);
     register_grouped_topk(r);
     register_mla(r);
+    register_vision(r);
   });
 }
 

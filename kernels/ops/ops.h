@@ -24,5 +24,7 @@ void register_ssd_scan(OpRegistry& reg);
 void register_grouped_topk(OpRegistry& reg);
 // mla_cache_write, head_linear and mla_attention (kernels/ops/mla.cc).
 void register_mla(OpRegistry& reg);
+// patchify, patch_tokens and channel_scale (kernels/ops/vision.cc).
+void register_vision(OpRegistry& reg);
 
 }  // namespace fk::kernels

@@ -233,6 +233,26 @@ std::vector<Case> cases() {
       {0.0722, 1, 250});
   add("mla_attention", {{"batch", 1}, {"heads", 3}, {"kv_lora_rank", 40}, {"rope_dim", 8}, {"cache_len", 16}},
       {0.2, 5, 7});
+  // Vision encoders: ViT-B/14's patches on a 28x42 image (a run of 14 takes the 2-element
+  // CUDA packs), ViT-B/16's (full 16-byte packs in 16-bit types), odd channels with
+  // patch 2; tokens with a CLS prefix (ViT, DINOv2) and without (SigLIP's 27x27 patches at
+  // hidden 1152), odd hidden sizes; LayerScale over odd and round widths.
+  add("patchify", {{"images", 2}, {"channels", 3}, {"height", 28}, {"width", 42}}, {14});
+  add("patchify", {{"images", 1}, {"channels", 3}, {"height", 32}, {"width", 32}}, {16});
+  add("patchify", {{"images", 3}, {"channels", 5}, {"height", 6}, {"width", 10}}, {2});
+  // Pixels past the last whole patch are dropped (SigLIP's 384 px at patch 14): an odd
+  // width also keeps CUDA's rows off pack alignment.
+  add("patchify", {{"images", 2}, {"channels", 3}, {"height", 30}, {"width", 29}}, {14});
+  add("patchify", {{"images", 1}, {"channels", 3}, {"height", 18}, {"width", 17}}, {4});
+  for (int64_t prefix : {0, 1}) {
+    add("patch_tokens", {{"images", 2}, {"patches", 4}, {"prefix", prefix}, {"hidden", 64}},
+        {static_cast<double>(prefix)});
+    add("patch_tokens", {{"images", 3}, {"patches", 4}, {"prefix", prefix}, {"hidden", 1023}},
+        {static_cast<double>(prefix)});
+    add("patch_tokens", {{"images", 2}, {"patches", 729}, {"prefix", prefix}, {"hidden", 1152}},
+        {static_cast<double>(prefix)});
+  }
+  for (int64_t h : {1, 63, 1024, 4097}) add("channel_scale", {{"tokens", 7}, {"hidden", h}}, {});
   return c;
 }
 
@@ -505,6 +525,98 @@ TEST(OpsGroupedTopk, GroupsCompeteByTheirTopTwoAndTheBiasSteersWithoutWeighing) 
   EXPECT_EQ(ids.span<int32_t>()[1], 2);
   EXPECT_NEAR(w.span<float>()[0], 2.5 * 0.55 / 1.15, 1e-5) << "the score, not score + bias";
   EXPECT_NEAR(w.span<float>()[1], 2.5 * 0.6 / 1.15, 1e-5);
+}
+
+// patchify's layout by hand: a 2-channel 5x5 image, patches of 2 (the last row and
+// column are past the last whole patch and dropped, as a stride-2 Conv2d drops them).
+// Every pixel is placed by its own coordinates (the inverse of the op's formula): patch
+// (y/2, x/2) in row-major order, column c*4 + (y%2)*2 + x%2; the baseline and the
+// reference must match exactly.
+TEST(OpsPatchify, PatchesInRowMajorOrderWithConvWeightColumns) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("patchify");
+  const int64_t chans = 2, side = 5, p = 2, per_row = side / p, cols = chans * p * p;
+  OpCall c{{Tensor::empty(DType::kF32, {per_row * per_row, cols}), Tensor::empty(DType::kF32, {1, chans, side, side})},
+           {static_cast<double>(p)}};
+  const auto pixel = [](int64_t ch, int64_t y, int64_t x) { return static_cast<float>(ch * 100 + y * 10 + x); };
+  std::vector<float> want(static_cast<size_t>(per_row * per_row * cols), -1.0f);
+  for (int64_t ch = 0; ch < chans; ++ch)
+    for (int64_t y = 0; y < side; ++y)
+      for (int64_t x = 0; x < side; ++x) {
+        c.args[1].span<float>()[static_cast<size_t>((ch * side + y) * side + x)] = pixel(ch, y, x);
+        if (y >= per_row * p || x >= per_row * p) continue;  // dropped
+        const int64_t row = (y / p) * per_row + x / p, col = ch * p * p + (y % p) * p + x % p;
+        want[static_cast<size_t>(row * cols + col)] = pixel(ch, y, x);
+      }
+  ASSERT_EQ(def.check(c), "");
+  OpCall dev = backend.to_device(c);
+  backend.activate();
+  backend.baseline("patchify")->run(dev);
+  const Tensor got = backend.to_host(dev.args[0]);
+  const Tensor ref = run_reference(def, c).at(0);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got.span<float>()[i], want[i]) << "element " << i;
+    EXPECT_EQ(ref.span<double>()[i], static_cast<double>(want[i])) << "reference element " << i;
+  }
+  // Patch (0, 1) and patch (1, 0), spelled out.
+  const std::vector<float> right = {2, 3, 12, 13, 102, 103, 112, 113}, below = {20, 21, 30, 31, 120, 121, 130, 131};
+  for (int64_t j = 0; j < cols; ++j) {
+    EXPECT_EQ(got.span<float>()[static_cast<size_t>(cols + j)], right[static_cast<size_t>(j)]);
+    EXPECT_EQ(got.span<float>()[static_cast<size_t>(2 * cols + j)], below[static_cast<size_t>(j)]);
+  }
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NE(want[i], -1.0f) << "every output element has its pixel";
+  // The check names an image smaller than one patch.
+  OpCall bad{{Tensor::empty(DType::kF32, {0, 588}), Tensor::empty(DType::kF32, {1, 3, 10, 42})}, {14}};
+  const std::string e = def.check(bad);
+  EXPECT_NE(e.find("height 10"), std::string::npos) << e;
+  EXPECT_NE(e.find("patch size 14"), std::string::npos) << e;
+}
+
+// patch_tokens puts each image's prefix (+ position 0) first, then its patches (+ the
+// following positions); without a prefix the patches take every position. Small
+// integers and halves: every sum is exact in fp32.
+TEST(OpsPatchTokens, EachImageStartsWithThePrefixThenItsPatches) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("patch_tokens");
+  const int64_t images = 2, n = 2, h = 3;
+  const auto fill = [](Tensor t, float base) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.span<float>()[static_cast<size_t>(i)] = base + static_cast<float>(i);
+    return t;
+  };
+  const Tensor patches = fill(Tensor::empty(DType::kF32, {images * n, h}), 10);  // row r: 10 + 3r + k
+  const Tensor prefix = fill(Tensor::empty(DType::kF32, {1, h}), 100);
+  const auto run = [&](int64_t p) {
+    OpCall c{{Tensor::empty(DType::kF32, {images * (p + n), h}), patches, p > 0 ? prefix : Tensor(),
+              fill(Tensor::empty(DType::kF32, {p + n, h}), 0.5f)},
+             {static_cast<double>(p)}};
+    EXPECT_EQ(def.check(c), "");
+    OpCall dev = backend.to_device(c);
+    backend.activate();
+    backend.baseline("patch_tokens")->run(dev);
+    return backend.to_host(dev.args[0]);
+  };
+  const auto row = [&](const Tensor& t, int64_t r) {
+    return std::vector<float>(t.span<float>().begin() + r * h, t.span<float>().begin() + (r + 1) * h);
+  };
+  const auto sum = [&](float a, float b) {
+    return std::vector<float>{a + b, a + b + 2, a + b + 4};  // both rows step by 1 along k
+  };
+  const Tensor with = run(1);
+  // positions row j starts at 0.5 + 3j; patches row r at 10 + 3r; the prefix at 100.
+  EXPECT_EQ(row(with, 0), sum(100, 0.5f)) << "image 0 starts with prefix + positions[0]";
+  EXPECT_EQ(row(with, 1), sum(10, 3.5f)) << "then patch 0 + positions[1]";
+  EXPECT_EQ(row(with, 2), sum(13, 6.5f));
+  EXPECT_EQ(row(with, 3), sum(100, 0.5f)) << "image 1 starts with the prefix again";
+  EXPECT_EQ(row(with, 4), sum(16, 3.5f)) << "then its own first patch + positions[1]";
+  EXPECT_EQ(row(with, 5), sum(19, 6.5f));
+  const Tensor without = run(0);
+  EXPECT_EQ(row(without, 0), sum(10, 0.5f)) << "no prefix: patch 0 takes positions[0]";
+  EXPECT_EQ(row(without, 1), sum(13, 3.5f));
+  EXPECT_EQ(row(without, 2), sum(16, 0.5f)) << "image 1's first patch takes positions[0]";
+  EXPECT_EQ(row(without, 3), sum(19, 3.5f));
+  // A prefix_rows that disagrees with the prefix is refused by name.
+  OpCall bad{{Tensor::empty(DType::kF32, {6, h}), patches, prefix, Tensor::empty(DType::kF32, {3, h})}, {0}};
+  EXPECT_NE(def.check(bad).find("prefix_rows"), std::string::npos) << def.check(bad);
 }
 
 }  // namespace

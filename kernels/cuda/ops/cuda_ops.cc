@@ -27,6 +27,7 @@ void register_cuda_ops() {
     register_cuda_ssd_scan(reg);
     register_cuda_grouped_topk(reg);
     register_cuda_mla(reg);
+    register_cuda_vision(reg);
   });
 }
 
