@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/spec/family.h"
 
 #include <algorithm>
 #include <array>
@@ -39,8 +40,9 @@ std::optional<Plan> plan_campaign(const Campaign& c, Diagnostics& diags) {
     }
     const std::string arch_part = job_id_part(*arch);
     for (const auto& wref : c.workloads) {
-      // Workloads without the campaign's preset run at their published values.
-      Workload workload = wref.doc.select(c.scale).value_or(wref.doc.full);
+      // Workloads without the campaign's preset run at their published values, and as the
+      // architecture's family runs them (a vision encoder's sequences are its images' tokens).
+      const Workload workload = family_workload(*arch, wref.doc.select(c.scale).value_or(wref.doc.full));
       const std::string workload_part = job_id_part(workload);
       for (const auto& lref : c.layouts) {
         const auto misfits = layout_misfits(*arch, workload, lref.layout);

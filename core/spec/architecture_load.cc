@@ -205,13 +205,18 @@ void read_model_fields(MapReader& r, Architecture& a, bool& head_dim_given, bool
   r.choice("dtype", a.dtype, Need::kOptional, kModelDtypes);
   r.integer("hidden_size", a.hidden_size, req, limits::kHiddenSize);
   r.integer("num_hidden_layers", a.num_hidden_layers, req, limits::kNumHiddenLayers);
-  r.integer("vocab_size", a.vocab_size, req, limits::kVocabSize);
+  register_builtin_families();
+  const FamilyRules* family = FamilyRegistry::global().find(a.model_family);
+  // An architecture with a section that takes no token ids (vision:) has no vocabulary.
+  bool no_vocabulary = false;
+  if (family != nullptr)
+    for (const auto& section : family->sections) no_vocabulary |= section.no_vocabulary && r.has(section.key);
+  r.integer("vocab_size", a.vocab_size, no_vocabulary ? Need::kOptional : req,
+            no_vocabulary ? IntRange{0, limits::kVocabSize.max} : limits::kVocabSize);
   read_section(r, "norm", req, [&](MapReader& s) { read_norm(s, a.norm); });
   read_section(r, "embedding", Need::kOptional, [&](MapReader& s) { read_embedding(s, a.embedding); });
   read_section(r, "head", Need::kOptional, [&](MapReader& s) { read_head(s, a.head); });
 
-  register_builtin_families();
-  const FamilyRules* family = FamilyRegistry::global().find(a.model_family);
   // nullopt: the family does not take the field.
   auto need = [&](const std::string& key) -> std::optional<Need> {
     if (family == nullptr) return Need::kOptional;
@@ -371,7 +376,16 @@ bool check_limits(const Architecture& a, const FamilyRules& family, const ParseC
   in("num_key_value_heads", a.num_key_value_heads, L::kHeads);
   in("head_dim", a.head_dim, L::kHeads);
   in("intermediate_size", a.intermediate_size, L::kIntermediateSize);
-  in("vocab_size", a.vocab_size, L::kVocabSize);
+  if (architecture_has_no_vocabulary(a)) {
+    if (a.vocab_size != 0) {
+      ctx.error(ctx.where->at("vocab_size"), "vocab_size",
+                fmt::format("{} does not apply: {} takes no token ids (its {} section)", a.vocab_size,
+                            a.name.empty() ? "the model" : a.name, fmt::join(a.sections.keys(), ", ")));
+      ok = false;
+    }
+  } else {
+    in("vocab_size", a.vocab_size, L::kVocabSize);
+  }
   in("max_position_embeddings", a.max_position_embeddings, L::kMaxPositionEmbeddings);
   const AttentionSpec& at = a.attention;
   if (at.sliding_window) in("attention.sliding_window", *at.sliding_window, L::kSlidingWindow);

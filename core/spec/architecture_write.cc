@@ -165,7 +165,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   if (takes("num_key_value_heads")) kv(e, "num_key_value_heads", a.num_key_value_heads);
   if (takes("head_dim")) kv(e, "head_dim", a.head_dim);
   if (takes("intermediate_size")) kv(e, "intermediate_size", a.intermediate_size);
-  kv(e, "vocab_size", a.vocab_size);
+  if (!architecture_has_no_vocabulary(a)) kv(e, "vocab_size", a.vocab_size);
   if (takes("max_position_embeddings")) kv(e, "max_position_embeddings", a.max_position_embeddings);
   if (takes("attention")) write_attention(e, a.attention);
   e << Key << "norm" << Value << Flow << BeginMap;

@@ -95,4 +95,19 @@ const FamilyRules& family_rules(const Architecture& a) {
   return FamilyRegistry::global().rules(a.model_family);
 }
 
+Workload family_workload(const Architecture& a, const Workload& w) {
+  register_builtin_families();
+  const FamilyRules* rules = FamilyRegistry::global().find(a.model_family);
+  return rules == nullptr || rules->workload == nullptr ? w : rules->workload(a, w);
+}
+
+bool architecture_has_no_vocabulary(const Architecture& a) {
+  register_builtin_families();
+  const FamilyRules* rules = FamilyRegistry::global().find(a.model_family);
+  if (rules == nullptr) return false;
+  for (const auto& s : rules->sections)
+    if (s.no_vocabulary && a.sections.has(s.key)) return true;
+  return false;
+}
+
 }  // namespace fk::spec

@@ -77,6 +77,9 @@ struct SectionCodec {
   void (*from_json)(const JsonIn& in, Architecture& a) = nullptr;
   // "field=value" entries a preset may not change (its structure, not its sizes).
   std::vector<std::string> (*structure)(const Architecture& a) = nullptr;
+  // An architecture with this section takes no token ids (a vision encoder takes
+  // pixels): it has no vocab_size, which is then not required, and refused when given.
+  bool no_vocabulary = false;
 };
 
 struct FamilyRules {
@@ -98,6 +101,11 @@ struct FamilyRules {
   // Which of the FastKernels benchmark's categories (fastkernels_categories()) `arch`
   // belongs to, for the scores reports give per category. Required.
   FastKernelsCategory (*category)(const Architecture&) = nullptr;
+  // The workload `arch` runs when a campaign pairs it with `workload` (optional; null:
+  // the workload as written). A vision encoder's sequences are images of a fixed token
+  // count, whatever seq_len the workload gives. The planner records the result in the
+  // job, so memory, misfits and the stages all see one workload.
+  Workload (*workload)(const Architecture& arch, Workload workload) = nullptr;
 };
 
 class FamilyRegistry {
@@ -132,6 +140,11 @@ bool family_takes(const FamilyRules& rules, const std::string& key);
 const SectionCodec* family_section(const FamilyRules& rules, const std::string& key);
 // The top-level fields every family takes.
 const std::vector<std::string>& common_architecture_fields();
+
+// The workload `a` runs for `w` (its family's rule; `w` itself without one).
+Workload family_workload(const Architecture& a, const Workload& w);
+// Whether `a` takes no token ids (one of its sections says so: SectionCodec::no_vocabulary).
+bool architecture_has_no_vocabulary(const Architecture& a);
 
 // One registration function per shipped family (core/spec/families/).
 void register_transformer_family(FamilyRegistry& r);

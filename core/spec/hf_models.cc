@@ -65,6 +65,9 @@ const std::vector<ModelImporter>& model_importers() {
       {"stablelm", "StableLmConfig", "stablelm", fill_stablelm},
       {"starcoder2", "Starcoder2Config", "starcoder2", fill_starcoder2},
       {"xlm-roberta", "XLMRobertaConfig", "bert", fill_roberta},
+      {"vit", "ViTConfig", "vit", fill_vit},
+      {"dinov2", "Dinov2Config", "dinov2", fill_dinov2},
+      {"siglip_vision_model", "SiglipVisionConfig", "siglip", fill_siglip_vision},
   };
   return kImporters;
 }
@@ -81,8 +84,11 @@ const char* unsupported_reason(const std::string& model_type) {
        "encoder-decoder models (cross-attention) are not supported"},
       {{"modernbert"},
        "ModernBERT's bidirectional local-window layers and its layer-0 identity norm are not supported"},
-      {{"vit", "siglip", "siglip_vision_model", "dinov2", "clip", "clip_vision_model", "deit", "beit"},
-       "vision encoders (pixel inputs, patch embeddings) are not supported"},
+      {{"siglip"}, "SigLIP's dual encoder: import its vision_config (\"model_type\": \"siglip_vision_model\")"},
+      {{"clip", "clip_vision_model", "deit", "beit", "dinov2_with_registers"},
+       "vision encoders other than ViT's, DINOv2's and SigLIP's vision tower are not supported (CLIP's pre-layernorm, "
+       "DeiT's distillation token, BEiT's relative positions, register tokens) (vit, dinov2 and siglip_vision_model "
+       "import)"},
       {{"convnext", "convnextv2", "resnet", "efficientnet"}, "convolutional networks are not supported"},
       {{"llama4", "llama4_text"}, "Llama 4's chunked attention, layers without rope and MoE are not supported"},
       {{"fuyu"}, "image patches as inputs are not supported (its text model, persimmon, imports)"},

@@ -7,7 +7,9 @@
 // successor: pre-LayerNorm, biases (use_bias), an ungated MLP, a sliding window.
 // GPT-BigCode (SantaCoder, StarCoder 1) is GPT-2 with Linear projections and, by
 // default, multi-query attention; GPT-Neo is too, with unscaled scores and local layers;
-// BioGPT is OPT's decoder with scaled embeddings.
+// BioGPT is OPT's decoder with scaled embeddings. ViT, DINOv2 and SigLIP's vision tower
+// are pre-LayerNorm bidirectional encoders of image patches (core/spec/families/vision.h).
+#include "core/spec/families/vision.h"
 #include "core/spec/hf_models.h"
 
 #include <fmt/format.h>
@@ -322,6 +324,83 @@ void fill_starcoder2(ConfigReader& r, Architecture& a) {
                                            window ? LayerType::kSliding : LayerType::kFull),
                     window, "sliding_window");
   apply_rope(r, a, read_rope(r, 10000.0), std::nullopt, false);
+}
+
+namespace {
+
+// What ViT, DINOv2 and SigLIP's vision tower share: image_size, patch_size, num_channels;
+// pre-LayerNorm bidirectional layers of biased projections and an ungated biased MLP;
+// learned positions for every token of an image; the final LayerNorm's hidden states as
+// the output (poolers and classifier heads are not imported).
+VisionSpec& vision_encoder(ConfigReader& r, Architecture& a, int64_t image, int64_t patch, double eps, const char* act,
+                           bool class_token) {
+  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 12, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  a.norm.eps = r.number_or("layer_norm_eps", eps, limits::kNormEps);
+  a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", act));
+  VisionSpec& v = a.sections.edit<VisionSpec>();
+  v.image_size = r.integer_or("image_size", image, limits::kVisionImageSize);
+  v.patch_size = r.integer_or("patch_size", patch, limits::kVisionPatchSize);
+  v.num_channels = r.integer_or("num_channels", 3, limits::kVisionChannels);
+  v.class_token = class_token;
+  if (v.patch_size > v.image_size)
+    r.fail("patch_size", fmt::format("found {}, expected at most image_size ({})", v.patch_size, v.image_size));
+  classic_common(r, a);
+  a.vocab_size = 0;
+  a.max_position_embeddings = v.tokens();
+  a.attention.causal = false;
+  a.norm.placement = NormPlacement::kPre;
+  a.embedding.tied = false;
+  a.embedding.type_vocab_size = 0;
+  a.head.kind = HeadKind::kNone;
+  a.head.final_norm = true;
+  // Dropouts and initialisation; encoder_stride sizes the masked-image-modeling decoder.
+  r.ignore({"hidden_dropout_prob", "attention_probs_dropout_prob", "attention_dropout", "initializer_range",
+            "initializer_factor", "encoder_stride", "drop_path_rate", "tie_word_embeddings"});
+  return v;
+}
+
+}  // namespace
+
+// ViT (ViTModel): a class token and learned positions; qkv_bias on the query, key and
+// value projections (the others always have one).
+void fill_vit(ConfigReader& r, Architecture& a) {
+  vision_encoder(r, a, 224, 16, 1e-12, "gelu", true);
+  a.intermediate_size = r.integer_or("intermediate_size", 3072, limits::kIntermediateSize);
+  if (!r.boolean_or("qkv_bias", true))
+    r.fail("qkv_bias", "found false, expected true (projections without a bias beside biased ones are not supported)");
+  r.ignore({"pooler_output_size", "pooler_act"});  // the pooler is not imported
+}
+
+// DINOv2 (Dinov2Model): ViT's front (its position interpolation is the identity at the
+// configured image_size), an MLP of mlp_ratio x hidden_size, and LayerScale on both
+// branches. The SwiGLU MLP (use_swiglu_ffn, the giant model's) is not supported.
+void fill_dinov2(ConfigReader& r, Architecture& a) {
+  VisionSpec& v = vision_encoder(r, a, 224, 14, 1e-6, "gelu", true);
+  const double ratio = r.number_or("mlp_ratio", 4.0);
+  a.intermediate_size = static_cast<int64_t>(static_cast<double>(a.hidden_size) * ratio);
+  if (a.intermediate_size < 1) r.fail("mlp_ratio", fmt::format("found {}, expected a positive ratio", ratio));
+  v.layer_scale = true;
+  if (r.boolean_or("use_swiglu_ffn", false))
+    r.fail("use_swiglu_ffn", "found true, expected false (DINOv2's SwiGLU MLP, fused weights_in, is not supported)");
+  if (!r.boolean_or("qkv_bias", true))
+    r.fail("qkv_bias", "found false, expected true (projections without a bias beside biased ones are not supported)");
+  // layerscale_value initialises the scales (stored in the weights); the backbone keys
+  // choose which hidden states Dinov2Backbone returns; use_mask_token adds the masked-
+  // image token, unused without bool_masked_pos.
+  r.ignore({"layerscale_value", "out_features", "out_indices", "stage_names", "apply_layernorm",
+            "reshape_hidden_states", "use_mask_token"});
+}
+
+// SigLIP's vision tower (SiglipVisionModel): no class token, positions from an Embedding
+// of (image_size / patch_size)^2 rows, gelu_pytorch_tanh, post_layernorm. Its attention-
+// pooling head (vision_use_head) gives the pooled output only: not imported.
+void fill_siglip_vision(ConfigReader& r, Architecture& a) {
+  vision_encoder(r, a, 224, 16, 1e-6, "gelu_pytorch_tanh", false);
+  a.intermediate_size = r.integer_or("intermediate_size", 3072, limits::kIntermediateSize);
+  r.ignore({"vision_use_head"});
 }
 
 }  // namespace fk::spec::hf

@@ -2,6 +2,7 @@
 
 #include "core/spec/families/mamba_layers.h"
 #include "core/spec/families/mla.h"
+#include "core/spec/families/vision.h"
 #include "core/spec/family.h"
 
 #include <algorithm>
@@ -60,6 +61,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
     p += mats * h * i;
     if (a.mlp.bias) p += (mats - 1) * i + h;
   }
+  if (const VisionSpec* v = a.sections.find<VisionSpec>(); v != nullptr && v->layer_scale) p += 2 * h;  // LayerScale
   return p;
 }
 

@@ -5,6 +5,7 @@
 // runner side is runner/model/transformer/.
 #include "core/spec/families/mamba_layers.h"
 #include "core/spec/families/mla.h"
+#include "core/spec/families/vision.h"
 #include "core/spec/family.h"
 #include "core/spec/yaml_reader.h"
 
@@ -197,6 +198,7 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
   }
   if (a.sections.find<MlaSpec>()) mla_validate(a, ctx);
   if (a.sections.find<MambaLayersSpec>()) mamba_layers_validate(a, ctx);
+  if (a.sections.find<VisionSpec>()) vision_validate(a, ctx);
 }
 
 
@@ -269,11 +271,13 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
       m.parameters += vocab_local * h;
       if (a.position.kind == PositionKind::kLearned) m.parameters += a.max_position_embeddings * h;
       m.parameters += a.embedding.type_vocab_size * h;
+      if (const VisionSpec* v = a.sections.find<VisionSpec>())  // the patch map and the class token
+        m.parameters += vision_embedding_parameters(a, *v) - v->tokens() * h;
     }
     if (stage == l.pp - 1 && a.head.kind == HeadKind::kLm && !(a.embedding.tied && l.pp == 1))
       m.parameters += vocab_local * h;
     if (stage == l.pp - 1 && a.head.kind == HeadKind::kLm && a.head.bias) m.parameters += vocab_local;
-    if (stage == l.pp - 1 && a.head.final_norm) m.parameters += h;
+    if (stage == l.pp - 1 && a.head.final_norm) m.parameters += a.norm.kind == NormKind::kLayerNorm ? 2 * h : h;
     // The fp32 run's weights; the CPU keeps its fp32 master beside the rounded copy.
     const bool master_kept = backend == DeviceKind::kCpu && dt != DType::kF32;
     m.weights_bytes = m.parameters * (4 + (master_kept ? bytes : 0));
@@ -291,6 +295,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
     constexpr int64_t kRowsInFlight = 64;  // query rows whose score rows exist at once
     m.activation_bytes = tokens * per_token * 4 + kRowsInFlight * heads_per_rank(a, l.tp) * positions * 4 +
                          batch * vocab_local * 4;
+    // A vision encoder's pixels and their patches (fp32 in the fp32 run).
+    if (const VisionSpec* v = a.sections.find<VisionSpec>())
+      m.activation_bytes += 2 * batch * v->num_channels * v->image_size * v->image_size * 4;
     // The routed experts' scratch of the largest call (a chunk of kMoeChunkTokens at most).
     if (backend == DeviceKind::kCuda)
       m.activation_bytes += moe_scratch_bytes(a, tokens, a.moe.moe_intermediate_size / l.tp, bytes);
@@ -303,6 +310,8 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
 // its bge-m3 and ColBERT) are its "Recsys & specialized"; hybrids with Mamba layers its
 // "Linear attention & SSM".
 FastKernelsCategory transformer_category(const Architecture& a) {
+  // Vision encoders (SigLIP, DINOv2) are the benchmark's "Multimodal & encoders".
+  if (a.sections.find<VisionSpec>() != nullptr) return FastKernelsCategory::kMultimodalEncoder;
   // Hybrids with state-space layers (Jamba) are the benchmark's SSM category.
   if (a.sections.find<MambaLayersSpec>() != nullptr) return FastKernelsCategory::kLinearAttentionSsm;
   return a.head.kind == HeadKind::kLm ? FastKernelsCategory::kDenseMoeLlm : FastKernelsCategory::kRecsysSpecialized;
@@ -317,11 +326,12 @@ void register_transformer_family(FamilyRegistry& r) {
   f.fields = {{"num_attention_heads", true}, {"num_key_value_heads", false}, {"head_dim", false},
               {"intermediate_size", true},   {"max_position_embeddings", true}, {"attention", false},
               {"mlp", true},                 {"position", true},                {"moe", false}};
-  f.sections = {mla_section(), mamba_layers_section()};
+  f.sections = {mla_section(), mamba_layers_section(), vision_section()};
   f.validate = transformer_validate;
   f.layout_misfits = transformer_layout_misfits;
   f.memory_estimate = transformer_memory_estimate;
   f.category = transformer_category;
+  f.workload = vision_workload;
   r.add(std::move(f));
 }
 
