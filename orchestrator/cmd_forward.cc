@@ -101,7 +101,11 @@ void register_forward(CLI::App& app, int* status) {
   auto a = std::make_shared<ForwardArgs>();
   CLI::App* sub = app.add_subcommand("forward", "One forward pass of a model: logits and every layer's hidden states");
   sub->add_option("spec", a->spec, "Architecture spec (YAML; fk import-hf writes one from a config.json)")->required();
-  sub->add_option("--inputs", a->inputs, "Safetensors file with input_ids (int64 [batch, seq])")->required();
+  sub->add_option(
+         "--inputs", a->inputs,
+         "Safetensors file with input_ids (int64 [batch, seq]; a vision encoder's: pixel_values [batch, channels, "
+         "image_size, image_size])")
+      ->required();
   sub->add_option("-o,--output", a->output, "Safetensors file to write")->required();
   sub->add_option("--weights", a->weights, "Checkpoint: .safetensors file or folder (default: the spec's checkpoint, "
                                            "else random weights from --seed)");

@@ -3,11 +3,12 @@
 #include "collectives/grid.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/spec/families/vision.h"
 #include "core/spec/spec_file.h"
 #include "kernels/backends.h"
 #include "runner/model/checkpoint_weights.h"
-#include "runner/model/model_comms.h"
 #include "runner/model/family.h"
+#include "runner/model/model_comms.h"
 #include "runner/runtime.h"
 
 #include <chrono>
@@ -32,6 +33,25 @@ Tensor read_input_ids(const std::string& path) {
     fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids has shape [{}], expected [batch, seq] with both >= 1", path,
          fmt::join(e.shape, ", "));
   return f.read("input_ids", DType::kI64);
+}
+
+// A vision encoder's images: pixel_values [batch, num_channels, image_size, image_size].
+Tensor read_pixel_values(const std::string& path, const spec::VisionSpec& v, const std::string& arch) {
+  const SafetensorsFile f(path);
+  if (!f.has("pixel_values"))
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: no tensor 'pixel_values' ({} is a vision encoder; found: {})", path,
+         arch, fmt::join(f.names(), ", "));
+  const SafetensorsEntry& e = f.entry("pixel_values");
+  if (!dtype_is_float(e.dtype))
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: pixel_values is {}, expected F32, F16 or BF16", path,
+         safetensors_dtype_name(e.dtype));
+  const std::vector<int64_t> want = {v.num_channels, v.image_size, v.image_size};
+  if (e.shape.size() != 4 || e.shape[0] < 1 || std::vector<int64_t>(e.shape.begin() + 1, e.shape.end()) != want)
+    fail(ErrorKind::kInvalidArgument,
+         "--inputs {}: pixel_values has shape [{}], but {} takes [batch, {}, {}, {}] (vision.num_channels, "
+         "vision.image_size)",
+         path, fmt::join(e.shape, ", "), arch, v.num_channels, v.image_size, v.image_size);
+  return f.read("pixel_values", DType::kF32);
 }
 
 }  // namespace
@@ -64,9 +84,10 @@ ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
   if (p.layout.ranks() != world_size)
     fail(ErrorKind::kInvalidArgument, "--layout {} needs {} ranks, but {} were started", o.layout, p.layout.ranks(),
          world_size);
-  p.input_ids = read_input_ids(o.inputs);
-  const int64_t batch = p.input_ids.size(0), seq = p.input_ids.size(1);
-  for (int64_t i = 0; i < p.input_ids.numel(); ++i) {
+  const auto* vision = p.arch.sections.find<spec::VisionSpec>();
+  p.input_ids = vision != nullptr ? read_pixel_values(o.inputs, *vision, p.arch.name) : read_input_ids(o.inputs);
+  const int64_t batch = p.input_ids.size(0), seq = vision != nullptr ? vision->tokens() : p.input_ids.size(1);
+  for (int64_t i = 0; vision == nullptr && i < p.input_ids.numel(); ++i) {
     const int64_t id = p.input_ids.data_as<int64_t>()[i];
     if (id < 0 || id >= p.arch.vocab_size)
       fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids[{}][{}] = {} is outside the vocabulary [0, {})", o.inputs,
@@ -147,6 +168,10 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   model->set_layer_hook([&](int64_t layer, int64_t seq_begin, const Tensor& stream) {
     if (output.hidden_states == HiddenStates::kLayerOutputs) {  // layer l at l, the final norm at L
       if (layer >= 0 && (layer < layers || final_norm)) put(layer, seq_begin, stream);
+      return;
+    }
+    if (output.hidden_states == HiddenStates::kEmbeddingsAndLayers) {  // layer l at l + 1; the norm is the output
+      if (layer < layers) put(layer + 1, seq_begin, stream);
       return;
     }
     if (layer < 0) {

@@ -30,6 +30,7 @@ struct ForwardOptions {
   std::string preset = "full";
   std::string weights;        // checkpoint; "" = the spec's checkpoint, else random (seed)
   std::string inputs;         // safetensors file with input_ids int64 [batch, seq]
+                              // (a vision encoder's: pixel_values float [batch, C, S, S])
   std::string layout = "tp1";
   std::string dtype = "fp32";
   std::string output;         // safetensors file to write (rank 0)
@@ -44,7 +45,7 @@ struct ForwardPlan {
   spec::Workload workload;  // prefill of the inputs' batch x seq in the chosen dtype
   std::string weights;      // checkpoint path, or "" for random weights
   uint64_t seed = 0;
-  Tensor input_ids;         // [batch, seq] int64
+  Tensor input_ids;  // [batch, seq] int64, or a vision encoder's images [batch, C, S, S] fp32
   std::string output;
   DeviceKind backend = DeviceKind::kCpu;
 };

@@ -3,9 +3,10 @@
 #include "collectives/grid.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/spec/family.h"
 #include "core/spec/memory.h"
-#include "kernels/blas_info.h"
 #include "kernels/backends.h"
+#include "kernels/blas_info.h"
 #include "results/job_result.h"
 #include "runner/candidate_stage.h"
 #include "runner/kernel_stage.h"
@@ -143,6 +144,14 @@ JobSummary job_run(const spec::Job& job, collectives::Communicator& group, const
   const std::string started = utc_now_iso();
   if (group.size() != job.layout.ranks())
     fail(ErrorKind::kInternal, "job {} needs {} ranks, group has {}", job.id, job.layout.ranks(), group.size());
+  // fk plan records the workload as the architecture's family runs it (a vision
+  // encoder's seq_len is its images' tokens); a hand-made job must say the same.
+  if (const spec::Workload run = spec::family_workload(job.arch, job.workload); run != job.workload)
+    fail(ErrorKind::kInvalidArgument,
+         "job {}: {} runs workload '{}' with seq_len {} and decode_steps {} (its family's rule), but the job gives "
+         "seq_len {} and decode_steps {}; plan the job with fk plan",
+         job.id, job.arch.name, job.workload.name, run.seq_len, run.decode_steps, job.workload.seq_len,
+         job.workload.decode_steps);
   inject_fault(group.rank(), options.attempt);
   const std::unique_ptr<kernels::Backend> backend =
       kernels::backend_create(job.backend, kernels::node_local_rank(), options.backend);

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/spec/family.h"
 #include "kernels/backends.h"
 #include "runner/heartbeat.h"
 #include "runner/model/checkpoint_weights.h"
@@ -99,7 +100,7 @@ class ModelStage {
   explicit ModelStage(const ModelStageConfig& c)
       : c_(c),
         a_(c.arch),
-        w_(c.workload),
+        w_(spec::family_workload(c.arch, c.workload)),
         pl_(c.placement),
         family_(model_family_of(c.arch)),
         output_(family_.output(c.arch)) {
@@ -471,7 +472,7 @@ class ModelStage {
   std::unique_ptr<kernels::Backend> own_backend_;
   kernels::Backend* backend_ = nullptr;
   const spec::Architecture& a_;
-  const spec::Workload& w_;
+  const spec::Workload w_;  // as the architecture's family runs it (spec::family_workload)
   Placement pl_;
   bool trace_all_rows_ = true;
   std::unique_ptr<kernels::Timer> graph_timer_;
@@ -488,16 +489,8 @@ class ModelStage {
 }  // namespace
 
 Tensor model_stage_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed) {
-  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w);
-  const RngStream rng(seed, "inputs.prompt_ids");
-  Tensor t = Tensor::empty(DType::kI64, {b, w.seq_len});
-  for (int64_t s = 0; s < b; ++s)
-    for (int64_t i = 0; i < w.seq_len; ++i) {
-      const auto r = rng.raw(static_cast<uint64_t>((b0 + s) * w.seq_len + i));
-      t.data_as<int64_t>()[s * w.seq_len + i] =
-          static_cast<int64_t>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(a.vocab_size));
-    }
-  return t;
+  const ModelFamily& family = model_family_of(a);
+  return family.prompt != nullptr ? family.prompt(a, w, p, seed) : random_token_prompt(a, w, p, seed);
 }
 
 std::string model_stage_memory_refusal(int64_t need_bytes, int64_t device_bytes, const std::string& device,

@@ -79,6 +79,17 @@ Tensor CheckpointWeights::block(const std::string& name, int64_t rows, int64_t c
     return f.read_block(src, 0, 1, ref.offset + c0, nc);
   }
   const int64_t out_rows = ref.total > 0 ? ref.total : rows;
+  if (ref.reshaped) {  // the same elements in other dimensions, read as rows of the last
+    int64_t numel = 1;
+    for (int64_t d : e.shape) numel *= d;
+    const int64_t last = e.shape.empty() ? 0 : e.shape.back();
+    if (ref.total > 0 || ref.transpose || ref.group > 0 || numel != out_rows * cols || last <= 0 || cols % last != 0 ||
+        (last != cols && (e.shape.front() != out_rows || c0 != 0 || nc != cols)))
+      mismatch(fmt::format("{} elements, [{}, {}] in row-major order", out_rows * cols, out_rows, cols));
+    if (last == cols) return f.read_block(src, r0, nr, c0, nc);
+    const int64_t per = cols / last;  // stored rows of the last dimension in one of ours
+    return f.read_block(src, r0 * per, nr * per, 0, last).reshape({nr, cols});
+  }
   if (ref.stack > 0) {  // [stack, rows, cols] stored, read as [stack * rows, cols]
     const std::vector<int64_t> want = {ref.stack, out_rows / ref.stack, cols};
     if (ref.transpose || ref.group > 0 || out_rows % ref.stack != 0 || e.shape != want) mismatch(shape_str(want));

@@ -46,6 +46,10 @@ struct TensorRef {
   // vector of the canonical tensor's columns (StableLM's per-head q/k LayerNorms,
   // q_layernorm.norms.<h>.weight, make the [heads, head_dim] weight).
   bool per_row = false;
+  // Stored in other dimensions holding the same elements in the same order: a Conv2d's
+  // weight [out, in, kh, kw] is the [out, in kh kw] matrix of the patch map, a position
+  // table [1, tokens, H] the [tokens, H] matrix (ViT).
+  bool reshaped = false;
 };
 
 struct TensorMap {

@@ -1,6 +1,7 @@
 #include "runner/model/family.h"
 
 #include "core/error.h"
+#include "core/rng.h"
 
 #include <mutex>
 
@@ -11,6 +12,19 @@ void Model::prepare(const Tensor&, int64_t, int64_t) {
 }
 void Model::forward() { fail(ErrorKind::kInternal, "this model does not split its step (Model::splits_step)"); }
 Tensor Model::result() { fail(ErrorKind::kInternal, "this model does not split its step (Model::splits_step)"); }
+
+Tensor random_token_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed) {
+  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w);
+  const RngStream rng(seed, "inputs.prompt_ids");
+  Tensor t = Tensor::empty(DType::kI64, {b, w.seq_len});
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t i = 0; i < w.seq_len; ++i) {
+      const auto r = rng.raw(static_cast<uint64_t>((b0 + s) * w.seq_len + i));
+      t.data_as<int64_t>()[s * w.seq_len + i] =
+          static_cast<int64_t>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(a.vocab_size));
+    }
+  return t;
+}
 
 ModelFamilyRegistry& ModelFamilyRegistry::global() {
   static ModelFamilyRegistry r;

@@ -91,9 +91,11 @@ enum class OutputKind {
 // Which residual streams HF's output_hidden_states lists (fk forward writes them in
 // the same order, as hidden_states.0..L of a model of L layers).
 enum class HiddenStates {
-  kEmbeddingsFirst,  // the embedding output, every layer's output but the last, then the
-                     // final norm's output (the last layer's without one): HF transformers
-  kLayerOutputs,     // every layer's output, then the final norm's output: HF Mamba
+  kEmbeddingsFirst,      // the embedding output, every layer's output but the last, then the
+                         // final norm's output (the last layer's without one): HF transformers
+  kLayerOutputs,         // every layer's output, then the final norm's output: HF Mamba
+  kEmbeddingsAndLayers,  // the embedding output and every layer's output, the final norm's
+                         // only as the output itself: HF's vision encoders (ViT, DINOv2, SigLIP)
 };
 struct ModelOutput {
   OutputKind kind = OutputKind::kLogits;
@@ -140,7 +142,17 @@ struct ModelFamily {
   // Where the family's tensors live in a HuggingFace checkpoint of arch.model_type
   // (checkpoint_weights.h); throws kUnsupported naming the model_types it maps.
   TensorMap (*checkpoint_names)(const spec::Architecture& arch) = nullptr;
+  // Optional: the rank's inputs of the model stage's first step (its sequences
+  // [placement.batch_begin, + batch_size) of the workload), drawn by `seed`, as step()
+  // takes them. Null: token ids (random_token_prompt).
+  Tensor (*prompt)(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
+                   uint64_t seed) = nullptr;
 };
+
+// Token ids [batch_size, seq_len] of the rank's sequences, uniform over the vocabulary,
+// each drawn at its global (sequence, position) index: any layout sees the same prompt.
+Tensor random_token_prompt(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
+                           uint64_t seed);
 
 class ModelFamilyRegistry {
  public:

@@ -29,8 +29,13 @@ void stage_micro_batches(Runtime& rt, const Placement& pl, std::vector<MicroBatc
     const SeqRange range = micro_batch(batch, m, i);
     mb.seq_begin = range.begin;
     mb.seqs = range.count;
-    if (pl.first_stage())
-      rt.stage(mb.ids, tokens.slice(0, mb.seq_begin, mb.seqs).contiguous_copy().reshape({mb.seqs * q_len}));
+    if (pl.first_stage()) {
+      const Tensor mine = tokens.slice(0, mb.seq_begin, mb.seqs).contiguous_copy();
+      if (dtype_is_float(tokens.dtype()))  // images, staged as they are in the activation dtype
+        rt.stage(mb.ids, mine.to_dtype(dtype));
+      else
+        rt.stage(mb.ids, mine.reshape({mb.seqs * q_len}));
+    }
     if (pl.last_stage()) {
       const Shape out{per_row ? mb.seqs * q_len : mb.seqs, out_width};
       if (!mb.out.defined() || mb.out.shape() != out) mb.out = rt.empty(dtype, out);

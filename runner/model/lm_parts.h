@@ -39,11 +39,12 @@ SeqRange micro_batch(int64_t batch, int64_t count, int64_t i);
 // the buffers a captured graph reads stay the same from step to step.
 struct MicroBatch {
   int64_t seq_begin = 0, seqs = 0;
-  Tensor ids;        // [seqs * q_len] token ids (first stage)
+  Tensor ids;        // [seqs * q_len] token ids, or [seqs, C, H, W] images (first stage)
   Tensor positions;  // families that stage positions (the transformer's rope / learned)
   Tensor out;        // [seqs * q_len or seqs, out_width] (last stage)
 };
-// Splits the rank's `tokens` ([batch, q_len] int64, read on the first stage) into
+// Splits the rank's `tokens` ([batch, q_len] int64, read on the first stage; or float
+// images [batch, C, H, W], a vision encoder's, staged per sequence in `dtype`) into
 // min(pp, batch) micro-batches in `mbs`: stages each one's ids and, on the last stage,
 // keeps an output buffer of [rows, out_width] in `dtype` (rows: seqs * q_len when
 // `per_row`, else seqs), made anew only when its shape changes.

@@ -5,6 +5,7 @@
 // and a baseline run whose error against fp32 is of the CPU baseline's size. A run that
 // silently stayed on the host, or moved a tensor wrongly between ops, fails here.
 #include "core/error.h"
+#include "core/spec/family.h"
 #include "core/spec/spec_file.h"
 #include "kernels/backends.h"
 #include "model_fixtures.h"
@@ -126,6 +127,7 @@ TEST_P(CudaModelStage, ReplayedStepsAreTheEagerStepsBits) {
   w.batch = 3;
   w.seq_len = 12;
   w.decode_steps = 2;
+  w = spec::family_workload(a, w);  // a vision encoder's: its images' tokens, no decode
   const Placement pl;
   const ModelFamily& family = model_family_of(a);
   const RandomWeights source(5);
@@ -135,8 +137,8 @@ TEST_P(CudaModelStage, ReplayedStepsAreTheEagerStepsBits) {
   ASSERT_TRUE(model->splits_step());
   const Tensor prompt = model_stage_prompt(a, w, pl, 9);
   Tensor next = Tensor::empty(DType::kI64, {w.batch, 1});
-  for (int64_t i = 0; i < w.batch; ++i) next.data_as<int64_t>()[i] = (7 * i + 3) % a.vocab_size;
   const bool decoder = a.attention.causal;
+  for (int64_t i = 0; decoder && i < w.batch; ++i) next.data_as<int64_t>()[i] = (7 * i + 3) % a.vocab_size;
   // The step under test, after its prefill (decoders), run eagerly or replayed.
   auto before = [&] {
     model->reset();

@@ -182,6 +182,80 @@ TensorRef bert(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// A vision encoder's front (core/spec/families/vision.h) under HF's `embeddings.` names:
+// ViT's and DINOv2's `patch` ("patch_embeddings.projection"), `positions`
+// ("position_embeddings", [1, tokens, H]) and cls_token; SigLIP's patch_embedding and
+// position_embedding (an Embedding's [tokens, H]).
+std::optional<TensorRef> vision_front(const std::string& canonical, const std::string& patch,
+                                      const std::string& positions) {
+  auto reshaped = [](std::string name) {
+    TensorRef r{std::move(name)};
+    r.reshaped = true;
+    return r;
+  };
+  if (canonical == "model.patch_embed.weight") return reshaped("embeddings." + patch + ".weight");
+  if (canonical == "model.patch_embed.bias") return TensorRef{"embeddings." + patch + ".bias"};
+  if (canonical == "model.class_token") return reshaped("embeddings.cls_token");
+  if (canonical == "model.embed_positions.weight") return reshaped("embeddings." + positions);
+  return std::nullopt;
+}
+
+// ViT (ViTModel; "vit." under ViTForImageClassification): encoder.layer.<l>.
+// {layernorm_before, attention.attention.{query,key,value}, attention.output.dense,
+// layernorm_after, intermediate.dense, output.dense}, the final `layernorm`.
+TensorRef vit(const std::string& canonical, const Architecture&) {
+  if (auto r = vision_front(canonical, "patch_embeddings.projection", "position_embeddings")) return *r;
+  if (auto r = renamed(canonical, "model.norm.", "layernorm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string b = fmt::format("encoder.layer.{}.", l);
+  if (const auto p = qkv_name(rest)) {
+    const char* which = p->part == 0 ? "query" : p->part == 1 ? "key" : "value";
+    return {b + "attention.attention." + which + "." + p->what};
+  }
+  if (auto r = renamed(rest, "self_attn.o_proj.", b + "attention.output.dense.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", b + "layernorm_before.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", b + "layernorm_after.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", b + "intermediate.dense.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", b + "output.dense.")) return *r;
+  return {canonical};
+}
+
+// DINOv2 (Dinov2Model): ViT's embeddings and attention names; norm1, norm2, mlp.fc1,
+// mlp.fc2, and LayerScale's layer_scale1.lambda1 / layer_scale2.lambda1.
+TensorRef dinov2(const std::string& canonical, const Architecture& a) {
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return vit(canonical, a);
+  const std::string b = fmt::format("encoder.layer.{}.", l);
+  if (auto r = renamed(rest, "input_layernorm.", b + "norm1.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", b + "norm2.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc1.", b + "mlp.fc1.")) return *r;
+  if (auto r = renamed(rest, "mlp.fc2.", b + "mlp.fc2.")) return *r;
+  if (rest == "attn_layer_scale.weight") return {b + "layer_scale1.lambda1"};
+  if (rest == "mlp_layer_scale.weight") return {b + "layer_scale2.lambda1"};
+  return vit(canonical, a);
+}
+
+// SigLIP's vision tower (SiglipVisionModel, "vision_model."): embeddings.patch_embedding,
+// embeddings.position_embedding, encoder.layers.<l>.{layer_norm1, self_attn.{q,k,v,out}_proj,
+// layer_norm2, mlp.fc1, mlp.fc2}, post_layernorm (its attention-pooling head is not read).
+TensorRef siglip_vision(const std::string& canonical, const Architecture&) {
+  if (auto r = vision_front(canonical, "patch_embedding", "position_embedding.weight")) return *r;
+  if (auto r = renamed(canonical, "model.norm.", "post_layernorm.")) return *r;
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string b = fmt::format("encoder.layers.{}.", l);
+  if (auto r = renamed(rest, "self_attn.o_proj.", b + "self_attn.out_proj.")) return *r;
+  if (auto r = renamed(rest, "self_attn.", b + "self_attn.")) return *r;
+  if (auto r = renamed(rest, "input_layernorm.", b + "layer_norm1.")) return *r;
+  if (auto r = renamed(rest, "post_attention_layernorm.", b + "layer_norm2.")) return *r;
+  if (auto r = renamed(rest, "mlp.", b + "mlp.")) return *r;
+  return {canonical};
+}
+
 // RoBERTa, XLM-RoBERTa, CamemBERT: BERT's names; position p is row p + 2 (fairseq's
 // positions start after the padding id, 1).
 TensorRef roberta(const std::string& canonical, const Architecture& a) {
@@ -566,7 +640,10 @@ std::vector<std::string> hf_supported_model_types() {
           "deepseek_v2",
           "jamba",
           "bamba",
-          "granitemoehybrid"};
+          "granitemoehybrid",
+          "vit",
+          "dinov2",
+          "siglip_vision_model"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -605,6 +682,9 @@ TensorMap hf_tensor_map(const std::string& model_type) {
     return {model_type, {"", "roberta."}, roberta};
   if (model_type == "electra") return {model_type, {"", "electra."}, bert};
   if (model_type == "distilbert") return {model_type, {"", "distilbert."}, distilbert};
+  if (model_type == "vit") return {model_type, {"", "vit."}, vit};
+  if (model_type == "dinov2") return {model_type, {"", "dinov2."}, dinov2};
+  if (model_type == "siglip_vision_model") return {model_type, {"vision_model.", ""}, siglip_vision};
   fail(ErrorKind::kUnsupported, "no checkpoint mapping for model_type '{}' (supported: {})", model_type,
        fmt::join(hf_supported_model_types(), ", "));
 }

@@ -1,7 +1,9 @@
 // The transformer family, runner side (runner/model/family.h): builds a Transformer
 // (transformer.h). The spec side is core/spec/families/transformer.cc.
-#include "core/error.h"
 #include "runner/model/family.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/spec/families/vision.h"
 #include "runner/model/transformer/checkpoint_names.h"
 #include "runner/model/transformer/transformer.h"
 
@@ -20,6 +22,8 @@ std::unique_ptr<Model> build_transformer(const ModelInputs& in) {
 // Logits from an LM head; an encoder (no head) returns its final hidden states.
 ModelOutput transformer_output(const spec::Architecture& a) {
   if (a.head.kind == spec::HeadKind::kLm) return {OutputKind::kLogits, a.vocab_size};
+  if (a.sections.has(spec::VisionSpec::kKey))
+    return {OutputKind::kFeatures, a.hidden_size, HiddenStates::kEmbeddingsAndLayers};
   return {OutputKind::kFeatures, a.hidden_size};
 }
 
@@ -45,11 +49,29 @@ TensorMap transformer_checkpoint_names(const spec::Architecture& a) { return hf_
 
 // The prompt, then one token per decode step on the KV cache; an encoder (not causal)
 // has no decode steps.
+// A vision encoder's one pass takes its images (the workload's seq_len is their tokens:
+// spec::vision_workload).
 std::vector<ModelStep> transformer_steps(const spec::Architecture& a, const spec::Workload& w) {
   std::vector<ModelStep> steps = {{"prefill", w.seq_len, 0}};
   if (!a.attention.causal) return steps;
   for (int64_t j = 0; j < w.decode_steps; ++j) steps.push_back({fmt::format("decode.{}", j), 1, w.seq_len + j});
   return steps;
+}
+
+// A vision encoder's images [batch_size, C, S, S], pixel values uniform in [-1, 1] (the
+// range of HF image processors' normalised pixels), each drawn at its global index;
+// token ids for every other transformer.
+Tensor transformer_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed) {
+  const auto* v = a.sections.find<spec::VisionSpec>();
+  if (v == nullptr) return random_token_prompt(a, w, p, seed);
+  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w);
+  const int64_t per_image = v->num_channels * v->image_size * v->image_size;
+  const RngStream rng(seed, "inputs.pixel_values");
+  Tensor t = Tensor::empty(DType::kF32, {b, v->num_channels, v->image_size, v->image_size});
+  float* px = t.data_as<float>();
+  for (int64_t i = 0; i < b * per_image; ++i)
+    px[i] = rng.uniform(static_cast<uint64_t>(b0 * per_image + i), -1.0f, 1.0f);
+  return t;
 }
 
 }  // namespace
@@ -65,6 +87,7 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.placeholder_weights = transformer_placeholders;
   f.streamed_weights = transformer_streamed;
   f.checkpoint_names = transformer_checkpoint_names;
+  f.prompt = transformer_prompt;
   r.add(std::move(f));
 }
 

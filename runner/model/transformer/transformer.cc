@@ -1,6 +1,7 @@
 #include "runner/model/transformer/transformer.h"
 
 #include "core/error.h"
+#include "core/spec/families/vision.h"
 #include "core/spec/memory.h"
 #include "runner/model/transformer/rope_cache.h"
 
@@ -100,7 +101,21 @@ Tensor Transformer::host_positions(int64_t seqs, int64_t q_len, int64_t q_start)
   return p;
 }
 
+// A vision encoder's tokens (core/spec/families/vision.h): the images' patches through
+// the patch map, after the class token, each plus its position embedding.
+Tensor Transformer::patch_embed(const spec::VisionSpec& v, const Tensor& pixels) {
+  const int64_t images = pixels.size(0);
+  Tensor patches = rt_.empty(dtype_, {images * v.patches(), v.patch_values()});
+  rt_.run("patchify", "embed.patchify", call({patches, pixels}, {static_cast<double>(v.patch_size)}));
+  const Tensor x = linear(patches, weights_.patch_w, weights_.patch_b, "embed.patch_proj");
+  Tensor out = rt_.empty(dtype_, {images * v.tokens(), a_.hidden_size});
+  rt_.run("patch_tokens", "embed.patch_tokens",
+          call({out, x, weights_.prefix, weights_.pos_embed}, {static_cast<double>(v.prefix_tokens())}));
+  return out;
+}
+
 Transformer::Stream Transformer::embed(const Tensor& ids) {
+  if (const auto* v = a_.sections.find<spec::VisionSpec>()) return Stream{patch_embed(*v, ids), Tensor()};
   const int64_t rows = ids.numel(), h = a_.hidden_size;
   Tensor x = lm::embed_tokens(rt_, comms_, a_, pl_, ids, weights_.embed, dtype_);
   if (a_.embedding.scale_by_sqrt_hidden) {
@@ -208,27 +223,30 @@ void Transformer::block(const Block& b, Stream& s) {
     }
     s.h = b.run(s.h);
     if (placement == NormPlacement::kSandwich) s.h = norm(s.h, *b.post_norm_w, Tensor(), role + ".post_norm");
-    scale_branch(s.h, role);
+    scale_branch(s.h, role, b.scale);
   } else if (placement == NormPlacement::kPostBranch) {  // OLMo 2: x + norm(f(x))
     const Tensor f = norm(b.run(s.h), *b.post_norm_w, Tensor(), role + ".post_norm");
-    scale_branch(f, role);
+    scale_branch(f, role, b.scale);
     rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else if (placement == NormPlacement::kPre) {
     const Tensor f = b.run(norm(s.h, *b.norm_w, *b.norm_b, role + ".norm"));
-    scale_branch(f, role);
+    scale_branch(f, role, b.scale);
     rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else {
     Tensor f = b.run(s.h);
-    scale_branch(f, role);
+    scale_branch(f, role, b.scale);
     rt_.run("add", role + ".residual", call({f, f, s.h}));
     s.h = norm(f, *b.norm_w, *b.norm_b, role + ".norm");
   }
 }
 
-// Granite's residual_multiplier: x + m * f(x), the branch output scaled in place.
-void Transformer::scale_branch(const Tensor& f, const std::string& role) {
+// Granite's residual_multiplier: x + m * f(x), the branch output scaled in place; a
+// vision encoder's LayerScale (DINOv2): x + gamma * f(x), gamma a learned vector.
+void Transformer::scale_branch(const Tensor& f, const std::string& role, const Tensor* layer_scale) {
   if (a_.norm.residual_multiplier)
     rt_.run("scale", role + ".residual_scale", call({f}, {*a_.norm.residual_multiplier}));
+  if (layer_scale != nullptr && layer_scale->defined())
+    rt_.run("channel_scale", role + ".layer_scale", call({f, *layer_scale}));
 }
 
 bool Transformer::placement_parallel() const {
@@ -243,8 +261,8 @@ void Transformer::parallel_blocks(const Block& attn, const Block& mlp, Stream& s
   const Tensor xm = mlp.norm_w->defined() ? norm(s.h, *mlp.norm_w, *mlp.norm_b, "mlp.norm") : xa;
   const Tensor fa = attn.run(xa);
   const Tensor fm = mlp.run(xm);
-  scale_branch(fa, "attn");
-  scale_branch(fm, "mlp");
+  scale_branch(fa, "attn", attn.scale);
+  scale_branch(fm, "mlp", mlp.scale);
   rt_.run("add", "attn.residual", call({s.h, s.h, fa}));
   rt_.run("add", "mlp.residual", call({s.h, s.h, fm}));
 }
@@ -253,11 +271,11 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
                         int64_t q_len, int64_t q_start) {
   rt_.set_layer(w.index);
   const Block blocks[] = {
-      {"attn", &w.attn_norm_w, &w.attn_norm_b, &w.post_attn_norm_w,
+      {"attn", &w.attn_norm_w, &w.attn_norm_b, &w.post_attn_norm_w, &w.attn_scale,
        [&](const Tensor& x) {
          return mixers_[static_cast<size_t>(local)]->forward(w, x, MixerStep{seq_begin, seqs, q_len, q_start});
        }},
-      {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w,
+      {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w, &w.mlp_scale,
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
   if (placement_parallel()) {

@@ -31,6 +31,10 @@
 #include <string>
 #include <vector>
 
+namespace fk::spec {
+struct VisionSpec;
+}
+
 namespace fk::runner {
 
 // The transformer family's model (runner/model/family.h; registered in
@@ -63,16 +67,18 @@ class Transformer final : public Model {
   // One micro-batch of the step (lm_parts.h): ids, positions, and logits or features.
   using MicroBatch = lm::MicroBatch;
   Stream embed(const Tensor& ids);
+  Tensor patch_embed(const spec::VisionSpec& v, const Tensor& pixels);
   // One residual branch of a layer (transformer.cc, Transformer::block).
   struct Block {
     const char* role;  // "attn", "mlp": the prefix of its ops' roles
     const Tensor* norm_w;
     const Tensor* norm_b;
     const Tensor* post_norm_w;  // sandwich norms only
+    const Tensor* scale;        // LayerScale's vector (DINOv2), or undefined
     std::function<Tensor(const Tensor&)> run;
   };
   void block(const Block& b, Stream& s);
-  void scale_branch(const Tensor& f, const std::string& role);
+  void scale_branch(const Tensor& f, const std::string& role, const Tensor* layer_scale);
   bool placement_parallel() const;
   void parallel_blocks(const Block& attn, const Block& mlp, Stream& s);
   void layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs, int64_t q_len,

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/rng.h"
+#include "core/spec/families/vision.h"
 #include "runner/model/transformer/layer_gen.h"
 #include "runner/model/transformer/mixer.h"
 #include "runner/model/weight_plan.h"
@@ -55,6 +56,11 @@ struct Gen : LayerGen {
       moe(w, l);
     } else {
       dense(w, l);
+    }
+    const auto* v = a.sections.find<spec::VisionSpec>();
+    if (v != nullptr && v->layer_scale) {  // DINOv2 initialises them to layerscale_value (1.0)
+      w.attn_scale = make(draw_vector(layer_name(l, "attn_layer_scale.weight"), a.hidden_size, 0.5f, 1.5f));
+      w.mlp_scale = make(draw_vector(layer_name(l, "mlp_layer_scale.weight"), a.hidden_size, 0.5f, 1.5f));
     }
   }
 
@@ -125,7 +131,15 @@ ModelWeights make_shard(const Architecture& a, const Placement& pl, const Weight
   m.dtype = make.made_dtype();
   const bool ln = a.norm.kind == spec::NormKind::kLayerNorm;
   if (pl.first_stage()) {
-    m.embed = g.vocab_block("model.embed_tokens.weight");
+    if (a.vocab_size > 0) m.embed = g.vocab_block("model.embed_tokens.weight");
+    if (const auto* v = a.sections.find<spec::VisionSpec>()) {  // the patch map, as a Conv2d's
+      const int64_t h = a.hidden_size, k = v->patch_values();
+      const float b = linear_bound(k);
+      m.patch_w = make(g.draw("model.patch_embed.weight", h, k, 0, h, 0, k, -b, b));
+      m.patch_b = make(g.draw_vector("model.patch_embed.bias", h, -0.1f, 0.1f));
+      if (v->class_token)
+        m.prefix = make(g.draw("model.class_token", 1, h, 0, 1, 0, h, -std::sqrt(3.0f), std::sqrt(3.0f)));
+    }
     if (a.position.kind == spec::PositionKind::kLearned)
       m.pos_embed = make(g.draw("model.embed_positions.weight", a.max_position_embeddings, a.hidden_size, 0,
                                 a.max_position_embeddings, 0, a.hidden_size, -std::sqrt(3.0f), std::sqrt(3.0f)));
@@ -240,10 +254,16 @@ namespace {
 // shares the embedding's storage and is left out; callers restore the tie.
 template <typename M, typename T>
 std::vector<std::pair<std::string, T*>> slots(M& m) {
-  std::vector<std::pair<std::string, T*>> out = {
-      {"embed", &m.embed},           {"pos_embed", &m.pos_embed},       {"type_embed", &m.type_embed},
-      {"embed_norm_w", &m.embed_norm_w}, {"embed_norm_b", &m.embed_norm_b}, {"final_norm_w", &m.final_norm_w},
-      {"final_norm_b", &m.final_norm_b}};
+  std::vector<std::pair<std::string, T*>> out = {{"embed", &m.embed},
+                                                 {"pos_embed", &m.pos_embed},
+                                                 {"type_embed", &m.type_embed},
+                                                 {"embed_norm_w", &m.embed_norm_w},
+                                                 {"embed_norm_b", &m.embed_norm_b},
+                                                 {"final_norm_w", &m.final_norm_w},
+                                                 {"final_norm_b", &m.final_norm_b},
+                                                 {"patch_w", &m.patch_w},
+                                                 {"patch_b", &m.patch_b},
+                                                 {"prefix", &m.prefix}};
   if (!(m.lm_head.defined() && m.lm_head.data() == m.embed.data())) out.emplace_back("lm_head", &m.lm_head);
   out.emplace_back("lm_head_b", &m.lm_head_b);
   for (auto& l : m.layers) {
@@ -276,7 +296,9 @@ std::vector<std::pair<std::string, T*>> slots(M& m) {
                                                                             {"router_b", &l.router_b},
                                                                             {"w13_b", &l.w13_b},
                                                                             {"w2_b", &l.w2_b},
-                                                                            {"score_bias", &l.score_bias}})
+                                                                            {"score_bias", &l.score_bias},
+                                                                            {"attn_scale", &l.attn_scale},
+                                                                            {"mlp_scale", &l.mlp_scale}})
       out.emplace_back(p + name, t);
     for (auto& x : l.mixer) out.emplace_back(p + x.name, &x.tensor);
   }

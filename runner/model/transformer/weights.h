@@ -45,6 +45,9 @@ struct LayerWeights {
   Tensor router_b, w13_b, w2_b;
   // DeepSeek's router: e_score_correction_bias [E] (fp32 storage with the dtype's values).
   Tensor score_bias;
+  // A vision encoder's LayerScale (DINOv2): [H] vectors scaling the attention and MLP
+  // branch outputs (replicated), or undefined.
+  Tensor attn_scale, mlp_scale;
   // The layer's tensors of a mixer other than the built-in attention (mixer.h), in the
   // order the mixer made them: named "layers.<i>.<name>" by named_tensors(). How each
   // is kept when the weights are rounded to a dtype:
@@ -74,6 +77,9 @@ struct ModelWeights final : Weights {
   Tensor embed;                     // [Vb, H] this rank's vocab block (zero-padded), first stage or tied head
   Tensor pos_embed, type_embed;     // learned positions [P, H], token types [T, H] (first stage)
   Tensor embed_norm_w, embed_norm_b;
+  // A vision encoder's front (first stage; replicated over TP): the patch map [H, C p p]
+  // and its bias [H], the class token [1, H] (or undefined). `embed` is then undefined.
+  Tensor patch_w, patch_b, prefix;
   std::vector<LayerWeights> layers; // this stage's layers, in order
   Tensor final_norm_w, final_norm_b;
   Tensor lm_head;                   // [Vb, H] (the embedding block when tied)
