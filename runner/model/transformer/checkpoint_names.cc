@@ -182,6 +182,15 @@ TensorRef bert(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
+// The first of `renames` (a canonical name's prefix -> the checkpoint's, under `base`)
+// that `rest` starts with, or nullopt.
+std::optional<TensorRef> renamed_any(const std::string& rest, const std::string& base,
+                                     std::initializer_list<std::pair<const char*, const char*>> renames) {
+  for (const auto& [from, to] : renames)
+    if (auto r = renamed(rest, from, base + to)) return r;
+  return std::nullopt;
+}
+
 // A vision encoder's front (core/spec/families/vision.h) under HF's `embeddings.` names:
 // ViT's and DINOv2's `patch` ("patch_embeddings.projection"), `positions`
 // ("position_embeddings", [1, tokens, H]) and cls_token; SigLIP's patch_embedding and
@@ -214,11 +223,13 @@ TensorRef vit(const std::string& canonical, const Architecture&) {
     const char* which = p->part == 0 ? "query" : p->part == 1 ? "key" : "value";
     return {b + "attention.attention." + which + "." + p->what};
   }
-  if (auto r = renamed(rest, "self_attn.o_proj.", b + "attention.output.dense.")) return *r;
-  if (auto r = renamed(rest, "input_layernorm.", b + "layernorm_before.")) return *r;
-  if (auto r = renamed(rest, "post_attention_layernorm.", b + "layernorm_after.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc1.", b + "intermediate.dense.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc2.", b + "output.dense.")) return *r;
+  if (auto r = renamed_any(rest, b,
+                           {{"self_attn.o_proj.", "attention.output.dense."},
+                            {"input_layernorm.", "layernorm_before."},
+                            {"post_attention_layernorm.", "layernorm_after."},
+                            {"mlp.fc1.", "intermediate.dense."},
+                            {"mlp.fc2.", "output.dense."}}))
+    return *r;
   return {canonical};
 }
 
@@ -229,10 +240,9 @@ TensorRef dinov2(const std::string& canonical, const Architecture& a) {
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return vit(canonical, a);
   const std::string b = fmt::format("encoder.layer.{}.", l);
-  if (auto r = renamed(rest, "input_layernorm.", b + "norm1.")) return *r;
-  if (auto r = renamed(rest, "post_attention_layernorm.", b + "norm2.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc1.", b + "mlp.fc1.")) return *r;
-  if (auto r = renamed(rest, "mlp.fc2.", b + "mlp.fc2.")) return *r;
+  if (auto r = renamed_any(rest, b,
+                           {{"input_layernorm.", "norm1."}, {"post_attention_layernorm.", "norm2."}, {"mlp.", "mlp."}}))
+    return *r;
   if (rest == "attn_layer_scale.weight") return {b + "layer_scale1.lambda1"};
   if (rest == "mlp_layer_scale.weight") return {b + "layer_scale2.lambda1"};
   return vit(canonical, a);
@@ -248,11 +258,13 @@ TensorRef siglip_vision(const std::string& canonical, const Architecture&) {
   std::string rest;
   if (!split_layer(canonical, &l, &rest)) return {canonical};
   const std::string b = fmt::format("encoder.layers.{}.", l);
-  if (auto r = renamed(rest, "self_attn.o_proj.", b + "self_attn.out_proj.")) return *r;
-  if (auto r = renamed(rest, "self_attn.", b + "self_attn.")) return *r;
-  if (auto r = renamed(rest, "input_layernorm.", b + "layer_norm1.")) return *r;
-  if (auto r = renamed(rest, "post_attention_layernorm.", b + "layer_norm2.")) return *r;
-  if (auto r = renamed(rest, "mlp.", b + "mlp.")) return *r;
+  if (auto r = renamed_any(rest, b,
+                           {{"self_attn.o_proj.", "self_attn.out_proj."},
+                            {"self_attn.", "self_attn."},
+                            {"input_layernorm.", "layer_norm1."},
+                            {"post_attention_layernorm.", "layer_norm2."},
+                            {"mlp.", "mlp."}}))
+    return *r;
   return {canonical};
 }
 
