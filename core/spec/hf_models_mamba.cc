@@ -325,19 +325,22 @@ void fill_granitemoehybrid(ConfigReader& r, Architecture& a) {
     a.moe.shared_experts = 1;
     a.moe.shared_intermediate_size = shared;
   }
-  // layer_types (layers_block_type): "mamba" or "attention" for each layer.
+  // layer_types (layers_block_type): "mamba" or "attention" for each layer; transformers 5
+  // writes them "linear_attention" and "full_attention".
   std::set<int64_t> attention;
   if (const Json* types = r.get("layer_types"); types != nullptr && !types->is_null()) {
     if (!types->is_array() || static_cast<int64_t>(types->size()) != a.num_hidden_layers)
       r.fail_value("layer_types", *types,
-                   fmt::format("a list of {} entries (num_hidden_layers), each \"mamba\" or \"attention\"",
+                   fmt::format("a list of {} entries (num_hidden_layers), each \"mamba\" or \"attention\" "
+                               "(\"linear_attention\" or \"full_attention\")",
                                a.num_hidden_layers));
     for (size_t i = 0; i < types->size(); ++i) {
       const Json& t = (*types)[i];
-      if (t == "attention")
+      if (t == "attention" || t == "full_attention")
         attention.insert(static_cast<int64_t>(i));
-      else if (t != "mamba")
-        r.fail_value(fmt::format("layer_types[{}]", i), t, "\"mamba\" or \"attention\"");
+      else if (t != "mamba" && t != "linear_attention")
+        r.fail_value(fmt::format("layer_types[{}]", i), t,
+                     "\"mamba\" or \"attention\" (\"linear_attention\" or \"full_attention\")");
     }
   } else if (types == nullptr) {
     r.note_default("layer_types", "every layer \"mamba\"");

@@ -2,8 +2,8 @@
 """GraniteMoeHybrid against an independent numpy port of HF transformers'
 GraniteMoeHybridForCausalLM.
 
-Until an HF fixture is made with transformers on the GPU machine, this checks Granite
-4.0-H's layers another way, with a forward written from HF's code: GraniteMoeShared's
+Beside the HF fixture (tests/fixtures/hf/granitemoehybrid, made with transformers), this
+checks Granite 4.0-H's layers another way, with a forward written from HF's code: GraniteMoeShared's
 decoder layer (the embedding, residual and attention multipliers and the logits
 divisor; experts stacked in block_sparse_moe.input_linear / output_linear, the top-k
 router logits softmaxed, a shared MLP beside them) whose mixer is attention or Bamba's

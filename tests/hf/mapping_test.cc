@@ -6,13 +6,14 @@
 // tp1 parity tests (FK_PARITY_DIR; ctest runs those first).
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/spec/family.h"
 #include "core/spec/spec_file.h"
+#include "kernels/backends.h"
 #include "kernels/op.h"
 #include "runner/model/checkpoint_weights.h"
 #include "runner/model/family.h"
 #include "runner/model/transformer/checkpoint_names.h"
 #include "runner/model/transformer/transformer.h"
-#include "kernels/backends.h"
 #include "runner/runtime.h"
 
 #include <fmt/format.h>
@@ -48,12 +49,15 @@ Fixture fixture(const std::string& model_type) {
 double output_error(const Fixture& f, const WeightSource& source) {
   kernels::register_builtin_ops();
   const SafetensorsFile inputs(f.dir + "/inputs.safetensors"), expected(f.dir + "/expected.safetensors");
-  const Tensor ids = inputs.read("input_ids", DType::kI64);
+  // A vision encoder's inputs are images; its sequence is their tokens.
+  const bool images = inputs.has("pixel_values");
+  const Tensor ids = images ? inputs.read("pixel_values", DType::kF32) : inputs.read("input_ids", DType::kI64);
   spec::Workload w;
   w.name = "parity";
   w.batch = ids.size(0);
-  w.seq_len = ids.size(1);
+  w.seq_len = images ? 1 : ids.size(1);
   w.dtype = DType::kF32;
+  w = spec::family_workload(f.arch, w);
   const Placement pl;
   const ModelWeights weights = ModelWeights::build(f.arch, pl, source);
   const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);
@@ -117,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
                                            "glm4", "granitemoe", "granitemoeshared", "gpt_oss", "falcon", "gpt_neo",
                                            "biogpt", "roberta", "xlm-roberta", "camembert", "electra", "distilbert",
                                            "arcee", "nemotron", "smollm3", "cohere2", "persimmon", "qwen3-yarn",
-                                           "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3", "deepseek_v3-yarn"));
+                                           "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3",
+                                           "deepseek_v3-yarn", "vit", "dinov2", "siglip_vision_model"));
 
 // Falcon's grouped query_key_value at its two ends: one kv group per head is GPT-NeoX's
 // per-head interleave, one group for all heads is q rows, then k, then v. Row r of a

@@ -2,8 +2,9 @@
 """Vision encoders (ViT, DINOv2, SigLIP's vision tower) against an independent numpy
 port of HF transformers' ViTModel, Dinov2Model and SiglipVisionModel.
 
-Until HF fixtures are made with transformers on the GPU machine, this checks the vision
-front and layers with a forward written from HF's code: the patch embedding (a Conv2d of
+Beside the HF fixtures (tests/fixtures/hf/{vit,dinov2,siglip_vision_model}, made with
+transformers), this checks the vision front and layers with a forward written from HF's
+code: the patch embedding (a Conv2d of
 kernel = stride = patch_size, flattened to patches in row-major order), the class token
 (ViT, DINOv2), the learned position embeddings, pre-LayerNorm bidirectional layers with
 biased projections and an ungated MLP (exact GELU; SigLIP's tanh GELU), DINOv2's

@@ -298,6 +298,11 @@ TEST(HfImportGraniteMoeHybrid, GraniteLayersWithMamba2MixersByLayerType) {
   EXPECT_TRUE(spec::hf_config_import(all_mamba, "g/config.json")
                   .arch.sections.get<spec::MambaLayersSpec>()
                   .attention_layers.empty());
+  // transformers 5 writes the kinds as "linear_attention" and "full_attention".
+  Json v5 = granite_hybrid();
+  for (auto& t : v5["layer_types"]) t = t == "attention" ? "full_attention" : "linear_attention";
+  EXPECT_EQ(spec::hf_config_import(v5, "g/config.json").arch.sections.get<spec::MambaLayersSpec>().attention_layers,
+            (std::vector<int64_t>{2, 5}));
   expect_hf_import_errors(
       granite_hybrid(),
       {{"layer_types", Json::parse(R"(["mamba"])"), "a list of 6 entries"},
