@@ -94,8 +94,12 @@ struct GemvExperts {
 // Pairs each expert's weights are streamed for at once; more read them again.
 constexpr int kGemvGroup = 8;
 // The form is taken for at most this many pairs, and at most kGemvRowsPerExpert of them
-// an expert on average (past that the tiled tensor-core GEMMs read each weight once).
-constexpr int64_t kGemvMaxPairs = 64, kGemvRowsPerExpert = 4;
+// an expert on average (past that the tiled tensor-core GEMMs read each weight once). On
+// an H100 (bench/RESULTS.md, device run of 2026-12-07) the form took Qwen3-30B-A3B's one
+// token (8 pairs over 128 experts) in 48.5 us against the grouped GEMMs' 84.9, tied at 8
+// tokens (0.5 an expert: 228.4 / 225.2 us), and lost Mixtral's 8 tokens (16 pairs over 8
+// experts, 2 an expert: 1180.8 / 825.9 us): one an expert at most.
+constexpr int64_t kGemvMaxPairs = 64, kGemvRowsPerExpert = 1;
 
 // Whether the GEMV form takes these sizes: pairs within the bounds above, hidden and
 // inter whole 16-byte vectors. The caller checks that x, w13, w2 and mid are 16-byte
