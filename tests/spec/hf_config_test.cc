@@ -5,6 +5,7 @@
 #include "core/spec/hf_config.h"
 #include "core/error.h"
 #include "core/fs_util.h"
+#include "core/spec/families/vision.h"
 #include "core/spec/json_io.h"
 #include "core/spec/spec_file.h"
 #include "spec/spec_test_util.h"
@@ -102,8 +103,17 @@ TEST(HfImport5x, EveryFixtureImportsWritesLoadsAndValidates) {
     EXPECT_EQ(imp.transformers_version, "5.17.0");
     EXPECT_NE(imp.arch.source.find(v5(mt)), std::string::npos) << imp.arch.source;
     EXPECT_EQ(imp.arch.hidden_size, 32);
-    EXPECT_EQ(imp.arch.vocab_size, 131);
-    if (imp.arch.model_family == "transformer") {
+    if (const auto* v = imp.arch.sections.find<spec::VisionSpec>()) {
+      // The vision fixtures: 14 px images at patch 4, no vocabulary; a token a patch,
+      // and the class token where the model has one.
+      EXPECT_EQ(imp.arch.vocab_size, 0);
+      EXPECT_EQ(v->patches(), 9);
+      EXPECT_EQ(imp.arch.max_position_embeddings, v->tokens());
+      EXPECT_EQ(v->class_token, mt != "siglip_vision_model");
+    } else {
+      EXPECT_EQ(imp.arch.vocab_size, 131);
+    }
+    if (imp.arch.model_family == "transformer" && !imp.arch.sections.has(spec::VisionSpec::kKey)) {
       // qwen3-yarn's context is not its YaRN factor times the original (4 x 32): the
       // parity then shows which of the two HF scales by.
       EXPECT_EQ(imp.arch.max_position_embeddings, mt == "qwen3-yarn" ? 256 : 64);
