@@ -105,6 +105,7 @@ void register_builtin_ops() {
     register_grouped_topk(r);
     register_mla(r);
     register_vision(r);
+    register_conv(r);
   });
 }
 

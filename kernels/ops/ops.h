@@ -26,5 +26,7 @@ void register_grouped_topk(OpRegistry& reg);
 void register_mla(OpRegistry& reg);
 // patchify, patch_tokens and channel_scale (kernels/ops/vision.cc).
 void register_vision(OpRegistry& reg);
+// depthwise_conv2d, grn, patchify_channels_last and spatial_mean (kernels/ops/conv.cc).
+void register_conv(OpRegistry& reg);
 
 }  // namespace fk::kernels

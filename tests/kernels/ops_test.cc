@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -253,6 +254,39 @@ std::vector<Case> cases() {
         {static_cast<double>(prefix)});
   }
   for (int64_t h : {1, 63, 1024, 4097}) add("channel_scale", {{"tokens", 7}, {"hidden", h}}, {});
+  // ConvNeXt (channels last): its 7x7 depthwise conv at padding 3 on odd images, odd
+  // channels (CUDA's scalar path) and round ones (16-byte packs), the last stage's 7x7 x
+  // 768; a kernel wider than the image (taps clipped on both sides); 3x3 at padding 0
+  // and 1, with and without a bias.
+  for (int64_t ch : {5, 96})
+    add("depthwise_conv2d", {{"images", 2}, {"height", 9}, {"width", 11}, {"channels", ch}, {"kernel", 7}, {"bias", 1}},
+        {3});
+  add("depthwise_conv2d", {{"images", 1}, {"height", 7}, {"width", 7}, {"channels", 768}, {"kernel", 7}, {"bias", 1}},
+      {3});
+  add("depthwise_conv2d", {{"images", 2}, {"height", 3}, {"width", 4}, {"channels", 8}, {"kernel", 7}, {"bias", 0}},
+      {3});
+  add("depthwise_conv2d", {{"images", 2}, {"height", 6}, {"width", 5}, {"channels", 33}, {"kernel", 3}, {"bias", 0}},
+      {0});
+  add("depthwise_conv2d", {{"images", 3}, {"height", 5}, {"width", 8}, {"channels", 64}, {"kernel", 3}, {"bias", 1}},
+      {1});
+  // GRN (ConvNeXt V2): one pixel, 7x7 at odd and round widths, 56x56 (CUDA splits the
+  // pixels over blocks), 14x14 at a wide expansion.
+  add("grn", {{"images", 2}, {"pixels", 1}, {"channels", 768}}, {1e-6});
+  add("grn", {{"images", 3}, {"pixels", 49}, {"channels", 5}}, {1e-6});
+  add("grn", {{"images", 2}, {"pixels", 49}, {"channels", 768}}, {1e-6});
+  add("grn", {{"images", 1}, {"pixels", 3136}, {"channels", 96}}, {1e-6});
+  add("grn", {{"images", 2}, {"pixels", 196}, {"channels", 1536}}, {1e-6});
+  // The 2x2 stride-2 downsampling input on odd images (the last row and column dropped),
+  // odd and round channels; patches of 4 and 3.
+  add("patchify_channels_last", {{"images", 2}, {"height", 9}, {"width", 11}, {"channels", 5}}, {2});
+  add("patchify_channels_last", {{"images", 1}, {"height", 8}, {"width", 8}, {"channels", 96}}, {2});
+  add("patchify_channels_last", {{"images", 2}, {"height", 17}, {"width", 16}, {"channels", 3}}, {4});
+  add("patchify_channels_last", {{"images", 1}, {"height", 7}, {"width", 10}, {"channels", 7}}, {3});
+  // The pooling: one pixel, the last stage's 7x7, a 56x56 image (split over blocks).
+  add("spatial_mean", {{"images", 2}, {"pixels", 1}, {"channels", 768}}, {});
+  add("spatial_mean", {{"images", 3}, {"pixels", 49}, {"channels", 5}}, {});
+  add("spatial_mean", {{"images", 4}, {"pixels", 49}, {"channels", 1024}}, {});
+  add("spatial_mean", {{"images", 1}, {"pixels", 3136}, {"channels", 96}}, {});
   return c;
 }
 
@@ -617,6 +651,139 @@ TEST(OpsPatchTokens, EachImageStartsWithThePrefixThenItsPatches) {
   // A prefix_rows that disagrees with the prefix is refused by name.
   OpCall bad{{Tensor::empty(DType::kF32, {6, h}), patches, prefix, Tensor::empty(DType::kF32, {3, h})}, {0}};
   EXPECT_NE(def.check(bad).find("prefix_rows"), std::string::npos) << def.check(bad);
+}
+
+// depthwise_conv2d by hand: one 3x3 image of 2 channels (NHWC), kernel 3. Channel 0's
+// kernel is all ones (each output is its 3x3 neighbourhood's sum, zeros past the
+// border), channel 1's holds 2 at (ky, kx) = (1, 2) only (twice the right neighbour: a
+// cross-correlation, as PyTorch's Conv2d, not a flipped kernel); biases 0.5 and -1.
+// Every value is exact in fp32.
+TEST(OpsDepthwiseConv2d, NeighbourhoodSumsAndAnUnflippedKernel) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("depthwise_conv2d");
+  const int64_t side = 3, chans = 2;
+  Tensor x = Tensor::empty(DType::kF32, {1, side, side, chans});
+  for (int64_t y = 0; y < side; ++y)
+    for (int64_t i = 0; i < side; ++i) {
+      const auto v = static_cast<float>(y * side + i + 1);  // 1..9 in row-major order
+      x.span<float>()[static_cast<size_t>((y * side + i) * chans)] = v;
+      x.span<float>()[static_cast<size_t>((y * side + i) * chans + 1)] = 10 * v;
+    }
+  Tensor w = Tensor::zeros(DType::kF32, {chans, 3, 3});
+  for (size_t t = 0; t < 9; ++t) w.span<float>()[t] = 1;
+  w.span<float>()[9 + 1 * 3 + 2] = 2;
+  Tensor bias = Tensor::empty(DType::kF32, {chans});
+  bias.span<float>()[0] = 0.5f;
+  bias.span<float>()[1] = -1;
+  const auto run = [&](int64_t pad, int64_t out_side) {
+    OpCall c{{Tensor::empty(DType::kF32, {1, out_side, out_side, chans}), x, w, bias}, {static_cast<double>(pad)}};
+    EXPECT_EQ(def.check(c), "");
+    OpCall dev = backend.to_device(c);
+    backend.activate();
+    backend.baseline("depthwise_conv2d")->run(dev);
+    const Tensor got = backend.to_host(dev.args[0]);
+    const Tensor ref = run_reference(def, c).at(0);
+    for (int64_t i = 0; i < got.numel(); ++i)
+      EXPECT_EQ(ref.span<double>()[static_cast<size_t>(i)],
+                static_cast<double>(got.span<float>()[static_cast<size_t>(i)]))
+          << "reference element " << i;
+    return got;
+  };
+  const Tensor same = run(1, 3);
+  const std::vector<float> sums = {12.5f, 21.5f, 16.5f, 27.5f, 45.5f, 33.5f, 24.5f, 39.5f, 28.5f};
+  const std::vector<float> right = {39, 59, -1, 99, 119, -1, 159, 179, -1};
+  for (size_t p = 0; p < 9; ++p) {
+    EXPECT_EQ(same.span<float>()[p * 2], sums[p]) << "channel 0, pixel " << p;
+    EXPECT_EQ(same.span<float>()[p * 2 + 1], right[p]) << "channel 1, pixel " << p;
+  }
+  const Tensor valid = run(0, 1);  // no padding: the centre pixel only
+  EXPECT_EQ(valid.span<float>()[0], 45.5f);
+  EXPECT_EQ(valid.span<float>()[1], 119.0f);
+  // The check names a kernel that is not square and an output of the wrong size.
+  OpCall bad{{Tensor::empty(DType::kF32, {1, 3, 3, chans}), x, Tensor::zeros(DType::kF32, {chans, 3, 2}), bias}, {1}};
+  EXPECT_NE(def.check(bad).find("'weight' has shape [2, 3, 2], expected [2, k, k]"), std::string::npos)
+      << def.check(bad);
+  bad.args[2] = w;
+  bad.args[0] = Tensor::empty(DType::kF32, {1, 3, 3, chans});
+  bad.params = {0};
+  EXPECT_NE(def.check(bad).find("expected [1, 1, 1, 2]"), std::string::npos) << def.check(bad);
+}
+
+// grn by hand: image 0 has channel 0 = (3, 4) over its two pixels and channel 1 = (0, 1),
+// so Gx = (5, 1), their mean 3, Nx = (5/3, 1/3) (eps 1e-6 aside); gamma (1, 2), beta
+// (0.5, -1). Image 1 is all zeros: its Gx and Nx are 0 (eps keeps 0/0 away), so its
+// output is beta. The norm is per image: image 1 does not see image 0.
+TEST(OpsGrn, NormalisesEachChannelByItsImagesMeanNorm) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("grn");
+  const auto tensor = [](Shape shape, std::vector<float> v) {
+    Tensor t = Tensor::empty(DType::kF32, std::move(shape));
+    std::copy(v.begin(), v.end(), t.span<float>().begin());
+    return t;
+  };
+  OpCall c{{Tensor::empty(DType::kF32, {2, 2, 2}), tensor({2, 2, 2}, {3, 0, 4, 1, 0, 0, 0, 0}), tensor({2}, {1, 2}),
+            tensor({2}, {0.5f, -1})},
+           {1e-6}};
+  ASSERT_EQ(def.check(c), "");
+  OpCall dev = backend.to_device(c);
+  backend.activate();
+  backend.baseline("grn")->run(dev);
+  const Tensor got = backend.to_host(dev.args[0]);
+  const Tensor ref = run_reference(def, c).at(0);
+  const double mean = 3 + 1e-6;
+  const std::vector<double> want = {1 * (3 * 5 / mean) + 0.5 + 3,
+                                    2 * (0 / mean) - 1 + 0,
+                                    1 * (4 * 5 / mean) + 0.5 + 4,
+                                    2 * (1 / mean) - 1 + 1,
+                                    0.5,
+                                    -1,
+                                    0.5,
+                                    -1};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got.span<float>()[i], want[i], 1e-5) << "element " << i;
+    EXPECT_NEAR(ref.span<double>()[i], want[i], 1e-12) << "reference element " << i;
+  }
+  // The check names gamma's size and a non-positive eps.
+  OpCall bad = c;
+  bad.args[2] = tensor({3}, {1, 1, 1});
+  EXPECT_NE(def.check(bad).find("'gamma' dimension 0 is 3, expected 2"), std::string::npos) << def.check(bad);
+  bad = c;
+  bad.params = {0};
+  EXPECT_NE(def.check(bad).find("eps 0 must be positive"), std::string::npos) << def.check(bad);
+}
+
+// patchify_channels_last is patchify of the same images stored NCHW: odd 5x7 images of 3
+// channels, patches of 2 (the last row and column dropped), bitwise equal.
+TEST(OpsPatchifyChannelsLast, EqualsPatchifyOfTheNchwImages) {
+  Backend& backend = test_backend();
+  const int64_t b = 2, h = 5, w = 7, ch = 3, p = 2, rows = b * (h / p) * (w / p);
+  Tensor nhwc = Tensor::empty(DType::kF32, {b, h, w, ch}), nchw = Tensor::empty(DType::kF32, {b, ch, h, w});
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t c = 0; c < ch; ++c)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const auto v = static_cast<float>(i * 1000 + c * 100 + y * 10 + x);
+          nhwc.span<float>()[static_cast<size_t>(((i * h + y) * w + x) * ch + c)] = v;
+          nchw.span<float>()[static_cast<size_t>(((i * ch + c) * h + y) * w + x)] = v;
+        }
+  const auto run = [&](const char* op, const Tensor& images) {
+    OpCall c{{Tensor::empty(DType::kF32, {rows, ch * p * p}), images}, {static_cast<double>(p)}};
+    EXPECT_EQ(OpRegistry::global().def(op).check(c), "") << op;
+    OpCall dev = backend.to_device(c);
+    backend.activate();
+    backend.baseline(op)->run(dev);
+    return backend.to_host(dev.args[0]);
+  };
+  const Tensor got = run("patchify_channels_last", nhwc), want = run("patchify", nchw);
+  ASSERT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.nbytes()), 0);
+  // Row 1 is patch (0, 1): pixels (0..1, 2..3) of image 0, channel-major.
+  EXPECT_EQ(got.span<float>()[static_cast<size_t>(ch * p * p)], 2.0f);
+  EXPECT_EQ(got.span<float>()[static_cast<size_t>(ch * p * p + 5)], 103.0f) << "channel 1, ky 0, kx 1";
+  // spatial_mean's check names an output that is not [images, channels].
+  const OpDef& mean = OpRegistry::global().def("spatial_mean");
+  OpCall bad{{Tensor::empty(DType::kF32, {b, ch + 1}), Tensor::empty(DType::kF32, {b, h * w, ch})}, {}};
+  EXPECT_NE(mean.check(bad).find("'out' has shape [2, 4], expected [2, 3]"), std::string::npos) << mean.check(bad);
 }
 
 }  // namespace

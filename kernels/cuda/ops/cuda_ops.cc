@@ -28,6 +28,7 @@ void register_cuda_ops() {
     register_cuda_grouped_topk(reg);
     register_cuda_mla(reg);
     register_cuda_vision(reg);
+    register_cuda_conv(reg);
   });
 }
 

@@ -26,6 +26,7 @@ void register_cuda_ssd_scan(kernels::OpRegistry& reg);
 void register_cuda_grouped_topk(kernels::OpRegistry& reg);
 void register_cuda_mla(kernels::OpRegistry& reg);
 void register_cuda_vision(kernels::OpRegistry& reg);
+void register_cuda_conv(kernels::OpRegistry& reg);
 
 // Calls every register_cuda_* function once (idempotent).
 void register_cuda_ops();
