@@ -3,7 +3,7 @@
 #include "collectives/grid.h"
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "core/spec/families/vision.h"
+#include "core/spec/family.h"
 #include "core/spec/spec_file.h"
 #include "kernels/backends.h"
 #include "runner/model/checkpoint_weights.h"
@@ -35,22 +35,22 @@ Tensor read_input_ids(const std::string& path) {
   return f.read("input_ids", DType::kI64);
 }
 
-// A vision encoder's images: pixel_values [batch, num_channels, image_size, image_size].
-Tensor read_pixel_values(const std::string& path, const spec::VisionSpec& v, const std::string& arch) {
+// An image model's images: pixel_values [batch, channels, size, size].
+Tensor read_pixel_values(const std::string& path, const spec::ImageInput& v, const std::string& arch) {
   const SafetensorsFile f(path);
   if (!f.has("pixel_values"))
-    fail(ErrorKind::kInvalidArgument, "--inputs {}: no tensor 'pixel_values' ({} is a vision encoder; found: {})", path,
-         arch, fmt::join(f.names(), ", "));
+    fail(ErrorKind::kInvalidArgument, "--inputs {}: no tensor 'pixel_values' ({} takes images; found: {})", path, arch,
+         fmt::join(f.names(), ", "));
   const SafetensorsEntry& e = f.entry("pixel_values");
   if (!dtype_is_float(e.dtype))
     fail(ErrorKind::kInvalidArgument, "--inputs {}: pixel_values is {}, expected F32, F16 or BF16", path,
          safetensors_dtype_name(e.dtype));
-  const std::vector<int64_t> want = {v.num_channels, v.image_size, v.image_size};
+  const std::vector<int64_t> want = {v.channels, v.size, v.size};
   if (e.shape.size() != 4 || e.shape[0] < 1 || std::vector<int64_t>(e.shape.begin() + 1, e.shape.end()) != want)
     fail(ErrorKind::kInvalidArgument,
-         "--inputs {}: pixel_values has shape [{}], but {} takes [batch, {}, {}, {}] (vision.num_channels, "
-         "vision.image_size)",
-         path, fmt::join(e.shape, ", "), arch, v.num_channels, v.image_size, v.image_size);
+         "--inputs {}: pixel_values has shape [{}], but {} takes [batch, {}, {}, {}] (its num_channels and "
+         "image_size)",
+         path, fmt::join(e.shape, ", "), arch, v.channels, v.size, v.size);
   return f.read("pixel_values", DType::kF32);
 }
 
@@ -84,10 +84,14 @@ ForwardPlan forward_prepare(const ForwardOptions& o, int world_size) {
   if (p.layout.ranks() != world_size)
     fail(ErrorKind::kInvalidArgument, "--layout {} needs {} ranks, but {} were started", o.layout, p.layout.ranks(),
          world_size);
-  const auto* vision = p.arch.sections.find<spec::VisionSpec>();
-  p.input_ids = vision != nullptr ? read_pixel_values(o.inputs, *vision, p.arch.name) : read_input_ids(o.inputs);
-  const int64_t batch = p.input_ids.size(0), seq = vision != nullptr ? vision->tokens() : p.input_ids.size(1);
-  for (int64_t i = 0; vision == nullptr && i < p.input_ids.numel(); ++i) {
+  const auto image = spec::architecture_image_input(p.arch);
+  p.input_ids = image ? read_pixel_values(o.inputs, *image, p.arch.name) : read_input_ids(o.inputs);
+  const int64_t batch = p.input_ids.size(0);
+  // An image model's sequences are its images: the family says how many rows each makes.
+  spec::Workload images;
+  images.batch = batch;
+  const int64_t seq = image ? spec::family_workload(p.arch, images).seq_len : p.input_ids.size(1);
+  for (int64_t i = 0; !image && i < p.input_ids.numel(); ++i) {
     const int64_t id = p.input_ids.data_as<int64_t>()[i];
     if (id < 0 || id >= p.arch.vocab_size)
       fail(ErrorKind::kInvalidArgument, "--inputs {}: input_ids[{}][{}] = {} is outside the vocabulary [0, {})", o.inputs,
@@ -149,16 +153,27 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   const ModelOutput output = family.output(a);
   const bool encoder = output.kind == OutputKind::kFeatures;
   const bool final_norm = a.head.final_norm;
-  // hidden_states.0..L, then the output, all [batch * seq, width]: filled where computed.
-  const int64_t hs_size = (layers + 1) * batch * seq * h;
+  // hidden_states.0..L, then the output, each [batch, rows a sequence, width] (every
+  // hidden state [batch, seq, h] unless the family says otherwise): filled where computed.
+  std::vector<ModelOutput::Shape> shapes = output.hidden_shapes;
+  if (shapes.empty()) shapes.assign(static_cast<size_t>(layers + 1), ModelOutput::Shape{seq, h});
+  if (static_cast<int64_t>(shapes.size()) != layers + 1)
+    fail(ErrorKind::kInternal, "model family '{}' gives {} hidden-state shapes for {} layers", family.name,
+         shapes.size(), layers);
+  std::vector<int64_t> offsets = {0};
+  for (const auto& sh : shapes) offsets.push_back(offsets.back() + batch * sh.rows * sh.width);
+  const int64_t hs_size = offsets.back();
   const int64_t out_width = output.width;
   std::vector<float> buf(static_cast<size_t>(hs_size + batch * seq * out_width), 0.0f);
   const bool writer = pl.tp_rank == 0;  // TP ranks hold the same stream: one writes it
   auto put = [&](int64_t index, int64_t seq_begin, const Tensor& stream) {
     if (!writer) return;
-    const int64_t rows = stream.size(0);
-    float* dst = buf.data() + index * batch * seq * h + (b0 + seq_begin) * seq * h;
-    std::memcpy(dst, stream.data(), static_cast<size_t>(rows * h) * sizeof(float));
+    const ModelOutput::Shape& sh = shapes[static_cast<size_t>(index)];
+    if (stream.size(1) != sh.width || stream.size(0) % sh.rows != 0)
+      fail(ErrorKind::kInternal, "hidden state {} has shape [{}, {}], expected rows of {} a sequence x {}", index,
+           stream.size(0), stream.size(1), sh.rows, sh.width);
+    float* dst = buf.data() + offsets[static_cast<size_t>(index)] + (b0 + seq_begin) * sh.rows * sh.width;
+    std::memcpy(dst, stream.data(), static_cast<size_t>(stream.numel()) * sizeof(float));
   };
 
   Tensor tokens = p.input_ids.slice(0, b0, nb).contiguous_copy();
@@ -193,10 +208,12 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   std::vector<std::pair<std::string, Tensor>> tensors;
   Tensor o = Tensor::empty(DType::kF32, {batch, seq, out_width});
   std::memcpy(o.data(), all.data() + hs_size, o.nbytes());
-  tensors.emplace_back(encoder ? "last_hidden_state" : "logits", o);
+  const std::string out_name = !output.name.empty() ? output.name : encoder ? "last_hidden_state" : "logits";
+  tensors.emplace_back(out_name, o);
   for (int64_t i = 0; i <= layers; ++i) {
-    Tensor t = Tensor::empty(DType::kF32, {batch, seq, h});
-    std::memcpy(t.data(), all.data() + i * batch * seq * h, t.nbytes());
+    const ModelOutput::Shape& sh = shapes[static_cast<size_t>(i)];
+    Tensor t = Tensor::empty(DType::kF32, {batch, sh.rows, sh.width});
+    std::memcpy(t.data(), all.data() + offsets[static_cast<size_t>(i)], t.nbytes());
     tensors.emplace_back(fmt::format("hidden_states.{}", i), t);
   }
   safetensors_write(p.output, tensors,
@@ -210,7 +227,7 @@ std::string forward_execute(const ForwardPlan& p, collectives::Communicator& wor
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return fmt::format("fk forward: {} {} {} on {} batch {} x {} positions in {:.2f} s -> {} ({} + hidden_states.0..{})",
                      a.name, p.layout.name(), dtype_name(dtype), device_kind_name(p.backend), batch, seq, s, p.output,
-                     encoder ? "last_hidden_state" : "logits", layers);
+                     out_name, layers);
 }
 
 }  // namespace fk::runner

@@ -37,6 +37,7 @@ void register_builtin_families() {
   std::call_once(once, [] {
     register_transformer_family(FamilyRegistry::global());
     register_mamba_family(FamilyRegistry::global());
+    register_convnext_family(FamilyRegistry::global());
   });
 }
 
@@ -108,6 +109,15 @@ bool architecture_has_no_vocabulary(const Architecture& a) {
   for (const auto& s : rules->sections)
     if (s.no_vocabulary && a.sections.has(s.key)) return true;
   return false;
+}
+
+std::optional<ImageInput> architecture_image_input(const Architecture& a) {
+  register_builtin_families();
+  const FamilyRules* rules = FamilyRegistry::global().find(a.model_family);
+  if (rules == nullptr) return std::nullopt;
+  for (const auto& s : rules->sections)
+    if (s.image_input != nullptr && a.sections.has(s.key)) return s.image_input(a);
+  return std::nullopt;
 }
 
 }  // namespace fk::spec

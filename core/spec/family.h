@@ -16,6 +16,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +56,11 @@ enum class FastKernelsCategory {
 const std::vector<FastKernelsCategory>& fastkernels_categories();
 std::string_view fastkernels_category_name(FastKernelsCategory c);
 
+// The images a model takes in place of token ids: [batch, channels, size, size] pixels.
+struct ImageInput {
+  int64_t channels = 0, size = 0;
+};
+
 // A section only this family takes (core/spec/family_section.h): a top-level map of the
 // architecture file whose values live in Architecture::sections. Every function is
 // required; the loader, writers, JSON form and limit checks call them for the
@@ -80,6 +87,9 @@ struct SectionCodec {
   // An architecture with this section takes no token ids (a vision encoder takes
   // pixels): it has no vocab_size, which is then not required, and refused when given.
   bool no_vocabulary = false;
+  // The images an architecture with this section takes (optional; null: it takes token
+  // ids or its images are another section's).
+  std::optional<ImageInput> (*image_input)(const Architecture& a) = nullptr;
 };
 
 struct FamilyRules {
@@ -145,9 +155,12 @@ const std::vector<std::string>& common_architecture_fields();
 Workload family_workload(const Architecture& a, const Workload& w);
 // Whether `a` takes no token ids (one of its sections says so: SectionCodec::no_vocabulary).
 bool architecture_has_no_vocabulary(const Architecture& a);
+// The images `a` takes (a section's SectionCodec::image_input), or nullopt: token ids.
+std::optional<ImageInput> architecture_image_input(const Architecture& a);
 
 // One registration function per shipped family (core/spec/families/).
 void register_transformer_family(FamilyRegistry& r);
 void register_mamba_family(FamilyRegistry& r);
+void register_convnext_family(FamilyRegistry& r);
 
 }  // namespace fk::spec

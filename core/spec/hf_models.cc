@@ -68,6 +68,8 @@ const std::vector<ModelImporter>& model_importers() {
       {"vit", "ViTConfig", "vit", fill_vit},
       {"dinov2", "Dinov2Config", "dinov2", fill_dinov2},
       {"siglip_vision_model", "SiglipVisionConfig", "siglip", fill_siglip_vision},
+      {"convnext", "ConvNextConfig", "convnext", fill_convnext},
+      {"convnextv2", "ConvNextV2Config", "convnext", fill_convnextv2},
   };
   return kImporters;
 }

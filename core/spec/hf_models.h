@@ -133,6 +133,8 @@ void fill_bert(ConfigReader& r, Architecture& a);
 void fill_vit(ConfigReader& r, Architecture& a);
 void fill_dinov2(ConfigReader& r, Architecture& a);
 void fill_siglip_vision(ConfigReader& r, Architecture& a);
+void fill_convnext(ConfigReader& r, Architecture& a);
+void fill_convnextv2(ConfigReader& r, Architecture& a);
 void fill_gpt2(ConfigReader& r, Architecture& a);
 void fill_mamba(ConfigReader& r, Architecture& a);
 void fill_mamba2(ConfigReader& r, Architecture& a);

@@ -26,6 +26,32 @@ Tensor random_token_prompt(const spec::Architecture& a, const spec::Workload& w,
   return t;
 }
 
+Tensor random_image_prompt(const spec::Workload& w, const Placement& p, int64_t channels, int64_t size, uint64_t seed) {
+  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w), per_image = channels * size * size;
+  const RngStream rng(seed, "inputs.pixel_values");
+  Tensor t = Tensor::empty(DType::kF32, {b, channels, size, size});
+  float* px = t.data_as<float>();
+  for (int64_t i = 0; i < b * per_image; ++i)
+    px[i] = rng.uniform(static_cast<uint64_t>(b0 * per_image + i), -1.0f, 1.0f);
+  return t;
+}
+
+std::string activation_op(spec::Activation a) {
+  switch (a) {
+    case spec::Activation::kSilu:
+      return "silu";
+    case spec::Activation::kGelu:
+      return "gelu";
+    case spec::Activation::kGeluTanh:
+      return "gelu_new";
+    case spec::Activation::kRelu:
+      return "relu";
+    case spec::Activation::kRelu2:
+      return "relu2";
+  }
+  return "";
+}
+
 ModelFamilyRegistry& ModelFamilyRegistry::global() {
   static ModelFamilyRegistry r;
   return r;
@@ -50,6 +76,7 @@ void register_builtin_model_families() {
   std::call_once(once, [] {
     register_transformer_model_family(ModelFamilyRegistry::global());
     register_mamba_model_family(ModelFamilyRegistry::global());
+    register_convnext_model_family(ModelFamilyRegistry::global());
   });
 }
 

@@ -98,9 +98,20 @@ enum class HiddenStates {
                          // only as the output itself: HF's vision encoders (ViT, DINOv2, SigLIP)
 };
 struct ModelOutput {
+  ModelOutput() = default;
+  ModelOutput(OutputKind k, int64_t w, HiddenStates hs = HiddenStates::kEmbeddingsFirst)
+      : kind(k), width(w), hidden_states(hs) {}
   OutputKind kind = OutputKind::kLogits;
   int64_t width = 0;  // vocabulary or feature size
   HiddenStates hidden_states = HiddenStates::kEmbeddingsFirst;
+  // What fk forward names the output ("": "logits", or "last_hidden_state" for features).
+  std::string name;
+  // Each hidden state's rows a sequence and width, in hidden_states' order (a ConvNeXt's
+  // stages differ in both). Empty: every one is [seq_len, hidden_size].
+  struct Shape {
+    int64_t rows = 0, width = 0;
+  };
+  std::vector<Shape> hidden_shapes;
 };
 
 // One step of the model stage: positions [q_start, q_start + q_len) of every sequence.
@@ -154,6 +165,15 @@ struct ModelFamily {
 Tensor random_token_prompt(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
                            uint64_t seed);
 
+// Images [batch_size, channels, size, size] of the rank's sequences, pixel values
+// uniform in [-1, 1] (the range of HF image processors' normalised pixels), each drawn at
+// its global index: any layout sees the same images.
+Tensor random_image_prompt(const spec::Workload& workload, const Placement& placement, int64_t channels, int64_t size,
+                           uint64_t seed);
+
+// The op of an activation applied alone ("gelu", "silu", ...; kernels/ops).
+std::string activation_op(spec::Activation a);
+
 class ModelFamilyRegistry {
  public:
   static ModelFamilyRegistry& global();
@@ -182,5 +202,6 @@ std::unique_ptr<Model> build_model(const ModelInputs& in);
 // One registration function per shipped family.
 void register_transformer_model_family(ModelFamilyRegistry& r);
 void register_mamba_model_family(ModelFamilyRegistry& r);
+void register_convnext_model_family(ModelFamilyRegistry& r);
 
 }  // namespace fk::runner

@@ -45,7 +45,8 @@ Fixture fixture(const std::string& model_type) {
   return {doc->full, std::string(FK_SOURCE_DIR) + "/tests/fixtures/hf/" + model_type};
 }
 
-// Relative L2 error of our fp32 output (logits, or last_hidden_state) against HF's.
+// Relative L2 error of our fp32 output (logits, last_hidden_state or a backbone's
+// pooler_output) against HF's, through the architecture's family.
 double output_error(const Fixture& f, const WeightSource& source) {
   kernels::register_builtin_ops();
   const SafetensorsFile inputs(f.dir + "/inputs.safetensors"), expected(f.dir + "/expected.safetensors");
@@ -59,13 +60,16 @@ double output_error(const Fixture& f, const WeightSource& source) {
   w.dtype = DType::kF32;
   w = spec::family_workload(f.arch, w);
   const Placement pl;
-  const ModelWeights weights = ModelWeights::build(f.arch, pl, source);
+  const ModelFamily& family = model_family_of(f.arch);
+  const std::unique_ptr<Weights> weights = family.master_weights(f.arch, pl, source);
   const auto backend = kernels::backend_create(DeviceKind::kCpu, 0);
   Runtime rt(ImplSet::baseline(DeviceKind::kCpu), *backend);
-  Transformer model(f.arch, w, pl, ModelComms{}, weights, rt);
-  model.set_all_logits(true);
-  const Tensor out = model.step(ids, w.seq_len, 0);
-  const std::string name = expected.has("logits") ? "logits" : "last_hidden_state";
+  const std::unique_ptr<Model> model = build_model({f.arch, w, pl, ModelComms{}, *weights, rt});
+  model->set_all_logits(true);
+  const Tensor out = model->step(ids, w.seq_len, 0);
+  const std::string name = expected.has("logits")          ? "logits"
+                           : expected.has("pooler_output") ? "pooler_output"
+                                                           : "last_hidden_state";
   const Tensor hf = expected.read(name, DType::kF32);
   EXPECT_EQ(out.numel(), hf.numel());
   double num = 0, den = 0;

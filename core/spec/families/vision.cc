@@ -67,9 +67,16 @@ std::vector<std::string> vision_structure(const Architecture& a) {
 }  // namespace
 
 const SectionCodec& vision_section() {
-  static const SectionCodec codec{VisionSpec::kKey,      false,          vision_read,      vision_check_limits,
-                                  vision_write_yaml,     vision_to_json, vision_from_json, vision_structure,
-                                  /*no_vocabulary=*/true};
+  static const SectionCodec codec = [] {
+    SectionCodec c{VisionSpec::kKey,      false,          vision_read,      vision_check_limits,
+                   vision_write_yaml,     vision_to_json, vision_from_json, vision_structure,
+                   /*no_vocabulary=*/true};
+    c.image_input = [](const Architecture& a) -> std::optional<ImageInput> {
+      const VisionSpec& v = a.sections.get<VisionSpec>();
+      return ImageInput{v.num_channels, v.image_size};
+    };
+    return c;
+  }();
   return codec;
 }
 

@@ -58,20 +58,11 @@ std::vector<ModelStep> transformer_steps(const spec::Architecture& a, const spec
   return steps;
 }
 
-// A vision encoder's images [batch_size, C, S, S], pixel values uniform in [-1, 1] (the
-// range of HF image processors' normalised pixels), each drawn at its global index;
-// token ids for every other transformer.
+// A vision encoder's images (random_image_prompt); token ids for every other transformer.
 Tensor transformer_prompt(const spec::Architecture& a, const spec::Workload& w, const Placement& p, uint64_t seed) {
   const auto* v = a.sections.find<spec::VisionSpec>();
   if (v == nullptr) return random_token_prompt(a, w, p, seed);
-  const int64_t b = p.batch_size(w), b0 = p.batch_begin(w);
-  const int64_t per_image = v->num_channels * v->image_size * v->image_size;
-  const RngStream rng(seed, "inputs.pixel_values");
-  Tensor t = Tensor::empty(DType::kF32, {b, v->num_channels, v->image_size, v->image_size});
-  float* px = t.data_as<float>();
-  for (int64_t i = 0; i < b * per_image; ++i)
-    px[i] = rng.uniform(static_cast<uint64_t>(b0 * per_image + i), -1.0f, 1.0f);
-  return t;
+  return random_image_prompt(w, p, v->num_channels, v->image_size, seed);
 }
 
 }  // namespace

@@ -31,18 +31,6 @@ std::string act_and_mul_op(spec::Activation a) {
   return "";
 }
 
-std::string act_op(spec::Activation a) {
-  switch (a) {
-    case spec::Activation::kSilu: return "silu";
-    case spec::Activation::kGelu: return "gelu";
-    case spec::Activation::kGeluTanh: return "gelu_new";
-    case spec::Activation::kRelu: return "relu";
-    case spec::Activation::kRelu2:
-      return "relu2";
-  }
-  return "";
-}
-
 double moe_activation_code(spec::Activation a) {
   switch (a) {
     case spec::Activation::kSilu: return 0;
@@ -151,7 +139,7 @@ Tensor Transformer::mlp(const LayerWeights& w, const Tensor& x) {
     rt_.run(act_and_mul_op(a_.mlp.activation), "mlp.act", call({act, up}));
   } else {
     act = rt_.empty(dtype_, up.shape());
-    rt_.run(act_op(a_.mlp.activation), "mlp.act", call({act, up}));
+    rt_.run(activation_op(a_.mlp.activation), "mlp.act", call({act, up}));
   }
   Tensor out = linear(act, w.down_w, pl_.tp_rank == 0 ? w.down_b : Tensor(), a_.mlp.gated ? "mlp.down_proj" : "mlp.fc2");
   rt_.all_reduce(comms_.tp, out, "tp.mlp_out");
