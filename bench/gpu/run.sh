@@ -98,6 +98,22 @@ if [ "${FK_GPU_SMOKE:-1}" = 1 ]; then
   echo "smoke-cuda report: exit $?"; head -40 "$out/smoke-cuda-report.txt"
   python3 bench/gpu/job_files.py build-gpu/smoke-cuda > "$out/smoke-cuda-jobs.txt" 2>&1; cat "$out/smoke-cuda-jobs.txt"
 fi
+# FK_GPU_IMAGES=1: the image models at full size (specs/campaigns/full-cuda-images.yaml),
+# then the same models in HF transformers, eager and compiled (images_torch.py).
+if [ "${FK_GPU_IMAGES:-0}" = 1 ]; then
+  rm -rf build-gpu/full-cuda-images
+  t1=$(date +%s)
+  build-gpu/orchestrator/fk run specs/campaigns/full-cuda-images.yaml --results build-gpu/full-cuda-images \
+    > "$out/images.log" 2>&1
+  echo "full-cuda-images: exit $? in $(( $(date +%s) - t1 )) s"; tail -6 "$out/images.log"
+  build-gpu/orchestrator/fk collect --results build-gpu/full-cuda-images >> "$out/images.log" 2>&1 &&
+    build-gpu/orchestrator/fk report build-gpu/full-cuda-images/campaign.h5 > "$out/images-report.txt" 2>&1
+  echo "full-cuda-images report: exit $?"; grep -A5 "^Model stage" "$out/images-report.txt"
+  python3 bench/gpu/job_files.py build-gpu/full-cuda-images > "$out/images-jobs.txt" 2>&1
+  grep -E "^[0-9a-f]+.*h5|model baseline" "$out/images-jobs.txt"
+  timeout "${FK_GPU_IMAGES_TORCH_LIMIT:-300}" python3 bench/gpu/images_torch.py 8 > "$out/images-torch.txt" 2>&1
+  echo "images_torch: exit $?"; cat "$out/images-torch.txt"
+fi
 # Every baseline op at llama-3.1-8b's published shapes (prefill of 8 x 512 = 4096 tokens,
 # and a decode step of 32 sequences at context 2048), timed the kernel stage's way against
 # the copy bandwidth of the same run (fk-bench-ops), then torch eager and torch.compile
