@@ -155,7 +155,7 @@ TEST(ModelFamily, UnknownFamilyIsNamedWithTheKnownOnes) {
   register_counting_family();
   const auto [kind, what] = error_of([] { (void)model_stage_instances(small_stage("rwkv")); });
   EXPECT_EQ(kind, ErrorKind::kNotFound);
-  EXPECT_NE(what.find("no model family in fk-runner named 'rwkv' (known: mamba, test-bad-plan, test-counting, "
+  EXPECT_NE(what.find("no model family in fk-runner named 'rwkv' (known: convnext, mamba, test-bad-plan, test-counting, "
                       "test-features, transformer)"),
             std::string::npos)
       << what;

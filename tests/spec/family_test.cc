@@ -114,7 +114,7 @@ TEST(ModelFamilies, RegistryErrorsNameWhatIsWrong) {
     FAIL() << "no error for an unknown family";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-    EXPECT_NE(std::string(e.what()).find("no model family named 'rwkv' (known: mamba, test-fixed, transformer)"),
+    EXPECT_NE(std::string(e.what()).find("no model family named 'rwkv' (known: convnext, mamba, test-fixed, transformer)"),
               std::string::npos)
         << e.what();
   }
