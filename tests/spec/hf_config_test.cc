@@ -5,6 +5,7 @@
 #include "core/spec/hf_config.h"
 #include "core/error.h"
 #include "core/fs_util.h"
+#include "core/spec/families/convnext.h"
 #include "core/spec/families/vision.h"
 #include "core/spec/json_io.h"
 #include "core/spec/spec_file.h"
@@ -110,6 +111,13 @@ TEST(HfImport5x, EveryFixtureImportsWritesLoadsAndValidates) {
       EXPECT_EQ(v->patches(), 9);
       EXPECT_EQ(imp.arch.max_position_embeddings, v->tokens());
       EXPECT_EQ(v->class_token, mt != "siglip_vision_model");
+    } else if (const auto* c = imp.arch.sections.find<spec::ConvNextSpec>()) {
+      // The ConvNeXt fixtures: 22 px at patch 2, four stages of 11, 5, 2 and 1 pixels a
+      // side; no vocabulary.
+      EXPECT_EQ(imp.arch.vocab_size, 0);
+      EXPECT_EQ(c->stages(), 4);
+      EXPECT_EQ(c->side(3), 1);
+      EXPECT_EQ(c->v2(), mt == "convnextv2");
     } else {
       EXPECT_EQ(imp.arch.vocab_size, 131);
     }

@@ -47,10 +47,9 @@ std::unique_ptr<Weights> transformer_placeholders(const spec::Architecture& a, c
 
 TensorMap transformer_checkpoint_names(const spec::Architecture& a) { return hf_tensor_map(a.model_type); }
 
-// The prompt, then one token per decode step on the KV cache; an encoder (not causal)
-// has no decode steps.
-// A vision encoder's one pass takes its images (the workload's seq_len is their tokens:
-// spec::vision_workload).
+// The prompt, then one token per decode step on the KV cache. An encoder (not causal)
+// has no decode steps: its one pass takes the prompt, or a vision encoder's images (the
+// workload's seq_len is then their tokens: spec::vision_workload).
 std::vector<ModelStep> transformer_steps(const spec::Architecture& a, const spec::Workload& w) {
   std::vector<ModelStep> steps = {{"prefill", w.seq_len, 0}};
   if (!a.attention.causal) return steps;
