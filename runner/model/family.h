@@ -13,6 +13,7 @@
 // after the first feeds each sequence the previous step's greedy token (q_len 1).
 #pragma once
 
+#include "core/error.h"
 #include "core/named_registry.h"
 #include "core/spec/architecture.h"
 #include "core/spec/workload.h"
@@ -159,6 +160,33 @@ struct ModelFamily {
   Tensor (*prompt)(const spec::Architecture& arch, const spec::Workload& workload, const Placement& placement,
                    uint64_t seed) = nullptr;
 };
+
+// Fills f's master_weights, load_weights and placeholder_weights from a family's
+// Weights type W, whose static build(arch, placement, source), load(arch, placement,
+// source, dtype, backend) and placeholders(arch, placement, dtype) make them.
+template <typename W>
+void set_weight_functions(ModelFamily& f) {
+  f.master_weights = [](const spec::Architecture& a, const Placement& p,
+                        const WeightSource& s) -> std::unique_ptr<Weights> {
+    return std::make_unique<W>(W::build(a, p, s));
+  };
+  f.load_weights = [](const spec::Architecture& a, const Placement& p, const WeightSource& s, DType dtype,
+                      kernels::Backend& backend) -> std::unique_ptr<Weights> {
+    return std::make_unique<W>(W::load(a, p, s, dtype, backend));
+  };
+  f.placeholder_weights = [](const spec::Architecture& a, const Placement& p, DType dtype) -> std::unique_ptr<Weights> {
+    return std::make_unique<W>(W::placeholders(a, p, dtype));
+  };
+}
+
+// in.weights as the family's own Weights type W (a family's build function; `family`
+// names it in the error when another family made them).
+template <typename W>
+const W& family_weights(const ModelInputs& in, const char* family) {
+  const auto* w = dynamic_cast<const W*>(&in.weights);
+  if (w == nullptr) fail(ErrorKind::kInternal, "the {} family was given weights another family made", family);
+  return *w;
+}
 
 // Token ids [batch_size, seq_len] of the rank's sequences, uniform over the vocabulary,
 // each drawn at its global (sequence, position) index: any layout sees the same prompt.

@@ -55,6 +55,7 @@ TEST_P(CudaModelStage, MatchesTheCpuBackend) {
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   ModelStageConfig c = tiny_stage(GetParam(), 3, 12, 0, 17);
   c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
+  c.workload.dtype = DType::kBF16;  // a bf16 baseline against the fp32 run, whatever the spec's dtype
   const ModelStageOutput host = model_stage_run(c);
   c.backend = cuda.get();
   const ModelStageOutput dev = model_stage_run(c);

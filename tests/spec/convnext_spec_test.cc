@@ -20,15 +20,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-spec::ArchitectureDoc shipped(const std::string& name) {
-  spec::Diagnostics d;
-  const auto doc = spec::spec_load_string(shipped_architecture_text(name), name + ".yaml", d);
-  EXPECT_TRUE(doc.has_value()) << d.to_string();
-  return std::get<spec::ArchitectureDoc>(*doc);
-}
-
 TEST(ConvNextSpec, ShippedSpecLoadsAsPublishedAndRoundTrips) {
-  const spec::Architecture a = shipped("convnextv2-base").full;
+  const spec::Architecture a = shipped_architecture("convnextv2-base").full;
   const spec::ConvNextSpec& c = a.sections.get<spec::ConvNextSpec>();
   EXPECT_TRUE(c.v2());
   EXPECT_EQ(c.stages(), 4);
@@ -43,12 +36,12 @@ TEST(ConvNextSpec, ShippedSpecLoadsAsPublishedAndRoundTrips) {
   EXPECT_EQ(image->channels, 3);
   EXPECT_EQ(image->size, 384);
   EXPECT_EQ(expect_round_trip(a).find("\nvocab_size:"), std::string::npos) << "no vocabulary is written";
-  const auto tiny = shipped("convnextv2-base").select("tiny");
+  const auto tiny = shipped_architecture("convnextv2-base").select("tiny");
   ASSERT_TRUE(tiny.has_value());
   EXPECT_EQ(tiny->sections.get<spec::ConvNextSpec>().side(3), 2);
   EXPECT_TRUE(tiny->sections.get<spec::ConvNextSpec>().v2());
   // A token model takes no images.
-  EXPECT_FALSE(spec::architecture_image_input(shipped("llama-3.1-8b").full).has_value());
+  EXPECT_FALSE(spec::architecture_image_input(shipped_architecture("llama-3.1-8b").full).has_value());
 }
 
 TEST(ConvNextSpec, BadFieldsAndRulesAreErrorsAtTheirLine) {
@@ -84,7 +77,7 @@ TEST(ConvNextSpec, BadFieldsAndRulesAreErrorsAtTheirLine) {
 }
 
 TEST(ConvNextSpec, ImageBatchesOnePassNoTensorParallelism) {
-  const spec::Architecture a = shipped("convnextv2-base").full;
+  const spec::Architecture a = shipped_architecture("convnextv2-base").full;
   spec::Workload w;
   w.name = "prefill-512";
   w.batch = 8;
@@ -106,7 +99,7 @@ TEST(ConvNextSpec, ImageBatchesOnePassNoTensorParallelism) {
 }
 
 TEST(ConvNextSpec, MemoryCountsThePublishedParametersAndTheMaps) {
-  const spec::Architecture a = shipped("convnextv2-base").full;
+  const spec::Architecture a = shipped_architecture("convnextv2-base").full;
   spec::Workload w;
   w.name = "images";
   w.batch = 4;
@@ -134,7 +127,7 @@ Json convnextv2_base() {
 
 TEST(HfImportConvNext, V1AndV2Backbones) {
   const spec::Architecture v2 = spec::hf_config_import(convnextv2_base(), "c/config.json").arch;
-  expect_same_model(v2, shipped("convnextv2-base").full);
+  expect_same_model(v2, shipped_architecture("convnextv2-base").full);
   Json v1 = convnextv2_base();
   v1["model_type"] = "convnext";
   v1["layer_scale_init_value"] = 1e-6;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 namespace fk::testing {
@@ -108,6 +109,13 @@ std::string load_errors(const std::string& text, const std::string& name) {
   spec::Diagnostics diags;
   const auto doc = spec::spec_load_string(text, name, diags);
   return doc ? "" : diags.to_string();
+}
+
+spec::ArchitectureDoc shipped_architecture(const std::string& name) {
+  spec::Diagnostics d;
+  const auto doc = spec::spec_load_string(shipped_architecture_text(name), name + ".yaml", d);
+  if (!doc) throw std::runtime_error(name + ": " + d.to_string());
+  return std::get<spec::ArchitectureDoc>(*doc);
 }
 
 std::string shipped_architecture_text(const std::string& name) {

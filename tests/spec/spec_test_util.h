@@ -45,6 +45,8 @@ std::string load_errors(const std::string& text, const std::string& name = "test
 
 // The text of the shipped specs/architectures/<name>.yaml; fails the test if missing.
 std::string shipped_architecture_text(const std::string& name);
+// The shipped architecture spec `name`, loaded (throws, naming the errors, when it does not load).
+spec::ArchitectureDoc shipped_architecture(const std::string& name);
 // `text` with the first occurrence of `from` replaced by `to`; fails the test (and
 // returns `text` unchanged) if `from` does not occur.
 std::string replaced(std::string text, const std::string& from, const std::string& to);

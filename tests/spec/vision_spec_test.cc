@@ -20,15 +20,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-spec::ArchitectureDoc shipped(const std::string& name) {
-  spec::Diagnostics d;
-  const auto doc = spec::spec_load_string(shipped_architecture_text(name), name + ".yaml", d);
-  EXPECT_TRUE(doc.has_value()) << d.to_string();
-  return std::get<spec::ArchitectureDoc>(*doc);
-}
-
 TEST(VisionSpec, ShippedSpecsLoadAsPublishedAndRoundTrip) {
-  const spec::Architecture s = shipped("siglip-so400m").full;
+  const spec::Architecture s = shipped_architecture("siglip-so400m").full;
   const spec::VisionSpec& v = s.sections.get<spec::VisionSpec>();
   EXPECT_EQ(v.patches_per_side(), 27);  // 384 / 14 rounded down: the conv drops 6 pixels
   EXPECT_EQ(v.tokens(), 729);
@@ -37,14 +30,14 @@ TEST(VisionSpec, ShippedSpecsLoadAsPublishedAndRoundTrip) {
   EXPECT_EQ(s.vocab_size, 0);
   EXPECT_EQ(spec::fastkernels_category_of(s), "Multimodal & encoders");
   EXPECT_EQ(expect_round_trip(s).find("\nvocab_size:"), std::string::npos) << "no vocabulary is written";
-  const spec::Architecture d = shipped("dinov2-large").full;
+  const spec::Architecture d = shipped_architecture("dinov2-large").full;
   const spec::VisionSpec& dv = d.sections.get<spec::VisionSpec>();
   EXPECT_EQ(dv.tokens(), 37 * 37 + 1);
   EXPECT_TRUE(dv.class_token);
   EXPECT_TRUE(dv.layer_scale);
   expect_round_trip(d);
   // The tiny presets shrink the image and keep the structure.
-  const auto tiny = shipped("dinov2-large").select("tiny");
+  const auto tiny = shipped_architecture("dinov2-large").select("tiny");
   ASSERT_TRUE(tiny.has_value());
   EXPECT_EQ(tiny->sections.get<spec::VisionSpec>().tokens(), 37);
   EXPECT_TRUE(tiny->sections.get<spec::VisionSpec>().layer_scale);
@@ -81,7 +74,7 @@ TEST(VisionSpec, BadFieldsAndRulesAreErrorsAtTheirLine) {
 }
 
 TEST(VisionSpec, WorkloadsRunAsImageBatchesAndDecodeDoesNotFit) {
-  const spec::Architecture a = shipped("dinov2-large").full;
+  const spec::Architecture a = shipped_architecture("dinov2-large").full;
   spec::Workload prefill;
   prefill.name = "prefill-512";
   prefill.batch = 8;
@@ -99,12 +92,12 @@ TEST(VisionSpec, WorkloadsRunAsImageBatchesAndDecodeDoesNotFit) {
   ASSERT_FALSE(misfits.empty());
   EXPECT_NE(misfits[0].find("encoder"), std::string::npos) << misfits[0];
   // A text model's workload is its own.
-  const spec::Architecture llama = shipped("llama-3.1-8b").full;
+  const spec::Architecture llama = shipped_architecture("llama-3.1-8b").full;
   EXPECT_EQ(spec::family_workload(llama, prefill), prefill);
 }
 
 TEST(VisionSpec, MemoryCountsThePatchMapClassTokenAndPixels) {
-  spec::Architecture a = shipped("dinov2-large").full;
+  spec::Architecture a = shipped_architecture("dinov2-large").full;
   spec::Workload w;
   w.name = "images";
   w.batch = 4;
@@ -158,14 +151,14 @@ TEST(HfImportVision, VitDinov2AndSiglipVisionTowers) {
     "out_features": ["stage24"], "out_indices": [24], "reshape_hidden_states": true,
     "torch_dtype": "float32"})");
   const spec::Architecture d = spec::hf_config_import(dino, "d/config.json").arch;
-  expect_same_model(d, shipped("dinov2-large").full);
+  expect_same_model(d, shipped_architecture("dinov2-large").full);
 
   // SigLIP so400m's vision_config (with the serialized tower's activation and eps).
   const Json sig = Json::parse(R"({"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 384,
     "intermediate_size": 4304, "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14,
     "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6, "num_channels": 3, "attention_dropout": 0.0})");
   const spec::Architecture s = spec::hf_config_import(sig, "s/config.json").arch;
-  expect_same_model(s, shipped("siglip-so400m").full);
+  expect_same_model(s, shipped_architecture("siglip-so400m").full);
 }
 
 TEST(HfImportVision, WhatItCannotHonourIsRefusedByName) {

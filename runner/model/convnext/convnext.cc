@@ -82,9 +82,18 @@ Tensor ConvNext::stage(const ConvNextStageWeights& w, Tensor x, int64_t images) 
 }
 
 Tensor ConvNext::step(const Tensor& images, int64_t q_len, int64_t q_start) {
+  prepare(images, q_len, q_start);
+  forward();
+  return result();
+}
+
+void ConvNext::prepare(const Tensor& images, int64_t q_len, int64_t q_start) {
   if (q_len != 1 || q_start != 0)
     fail(ErrorKind::kInternal, "a ConvNeXt runs one pass over its images (q_len 1 at 0), not {} at {}", q_len, q_start);
   lm::stage_micro_batches(rt_, pl_, mbs_, images, pl_.batch_size(w_), 1, a_.hidden_size, false, dtype_);
+}
+
+void ConvNext::forward() {
   for (size_t m = 0; m < mbs_.size(); ++m) {
     const lm::MicroBatch& mb = mbs_[m];
     Tensor x;
@@ -113,7 +122,8 @@ Tensor ConvNext::step(const Tensor& images, int64_t q_len, int64_t q_start) {
       lm::send_stream(rt_, comms_, pl_, lm::StageStream{x, Tensor()}, static_cast<int64_t>(m), false);
     }
   }
-  return lm::gather_outputs(rt_, pl_, mbs_, pl_.batch_size(w_), 1, false);
 }
+
+Tensor ConvNext::result() { return lm::gather_outputs(rt_, pl_, mbs_, pl_.batch_size(w_), 1, false); }
 
 }  // namespace fk::runner

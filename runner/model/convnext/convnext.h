@@ -7,10 +7,9 @@
 //   block       depthwise_conv2d, layer_norm, linear, act, [grn], linear, [channel_scale], add
 //   pooler      spatial_mean, layer_norm                                (last stage)
 // One step is one pass over the images (q_len 1: each image's pooled features are its
-// one output row). Pipeline parallelism sends a stage's map (GPipe over min(pp, images)
-// micro-batches, lm_parts.h); the family has no TP (layout_misfits). The layer hook sees
-// the stem's output (layer -1) and each stage's (layer i), [images x pixels, width]:
-// HF's hidden_states.
+// one output row); it splits (Model::splits_step), so a GPU can replay it as a graph. Pipeline parallelism sends a
+// stage's map (GPipe over min(pp, images) micro-batches, lm_parts.h); the family has no TP (layout_misfits). The layer
+// hook sees the stem's output (layer -1) and each stage's (layer i), [images x pixels, width]: HF's hidden_states.
 #pragma once
 
 #include "core/spec/architecture.h"
@@ -35,6 +34,13 @@ class ConvNext final : public Model {
   void set_all_logits(bool) override {}       // one output row an image either way
   void reset() override {}                    // nothing is cached between passes
   Tensor step(const Tensor& images, int64_t q_len, int64_t q_start) override;
+  // prepare() stages each micro-batch's images and keeps its output buffer; forward()
+  // runs the stages on them (device work only: a captured graph replays it); result()
+  // brings the pooled features to the host.
+  bool splits_step() const override { return true; }
+  void prepare(const Tensor& images, int64_t q_len, int64_t q_start) override;
+  void forward() override;
+  Tensor result() override;
 
  private:
   Tensor stem(const Tensor& pixels, int64_t images);

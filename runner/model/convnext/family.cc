@@ -10,9 +10,8 @@ namespace fk::runner {
 namespace {
 
 std::unique_ptr<Model> build_convnext(const ModelInputs& in) {
-  const auto* weights = dynamic_cast<const ConvNextWeights*>(&in.weights);
-  if (weights == nullptr) fail(ErrorKind::kInternal, "the convnext family was given weights another family made");
-  return std::make_unique<ConvNext>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
+  return std::make_unique<ConvNext>(in.arch, in.workload, in.placement, in.comms,
+                                    family_weights<ConvNextWeights>(in, "convnext"), in.runtime);
 }
 
 // HF's ConvNextModel lists the stem's output and each stage's; its pooler_output (the
@@ -28,19 +27,6 @@ ModelOutput convnext_output(const spec::Architecture& a) {
 
 // One pass over the images.
 std::vector<ModelStep> convnext_steps(const spec::Architecture&, const spec::Workload&) { return {{"prefill", 1, 0}}; }
-
-std::unique_ptr<Weights> convnext_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
-  return std::make_unique<ConvNextWeights>(ConvNextWeights::build(a, p, s));
-}
-
-std::unique_ptr<Weights> convnext_load(const spec::Architecture& a, const Placement& p, const WeightSource& s,
-                                       DType dtype, kernels::Backend& backend) {
-  return std::make_unique<ConvNextWeights>(ConvNextWeights::load(a, p, s, dtype, backend));
-}
-
-std::unique_ptr<Weights> convnext_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
-  return std::make_unique<ConvNextWeights>(ConvNextWeights::placeholders(a, p, dtype));
-}
 
 // The family's names are HF ConvNextModel's and ConvNextV2Model's own (weights.h); an
 // image classifier's checkpoint holds them under "convnext." or "convnextv2.". The
@@ -72,9 +58,7 @@ void register_convnext_model_family(ModelFamilyRegistry& r) {
   f.build = build_convnext;
   f.steps = convnext_steps;
   f.output = convnext_output;
-  f.master_weights = convnext_master;
-  f.load_weights = convnext_load;
-  f.placeholder_weights = convnext_placeholders;
+  set_weight_functions<ConvNextWeights>(f);
   f.checkpoint_names = convnext_checkpoint_names;
   f.prompt = convnext_prompt;
   r.add(std::move(f));

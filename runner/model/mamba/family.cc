@@ -11,9 +11,8 @@ namespace fk::runner {
 namespace {
 
 std::unique_ptr<Model> build_mamba(const ModelInputs& in) {
-  const auto* weights = dynamic_cast<const MambaWeights*>(&in.weights);
-  if (weights == nullptr) fail(ErrorKind::kInternal, "the mamba family was given weights another family made");
-  return std::make_unique<Mamba>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
+  return std::make_unique<Mamba>(in.arch, in.workload, in.placement, in.comms,
+                                 family_weights<MambaWeights>(in, "mamba"), in.runtime);
 }
 
 // HF's MambaModel lists each layer's output, then norm_f's, without the embeddings.
@@ -26,19 +25,6 @@ std::vector<ModelStep> mamba_steps(const spec::Architecture&, const spec::Worklo
   std::vector<ModelStep> steps = {{"prefill", w.seq_len, 0}};
   for (int64_t j = 0; j < w.decode_steps; ++j) steps.push_back({fmt::format("decode.{}", j), 1, w.seq_len + j});
   return steps;
-}
-
-std::unique_ptr<Weights> mamba_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
-  return std::make_unique<MambaWeights>(MambaWeights::build(a, p, s));
-}
-
-std::unique_ptr<Weights> mamba_load(const spec::Architecture& a, const Placement& p, const WeightSource& s, DType dtype,
-                                    kernels::Backend& backend) {
-  return std::make_unique<MambaWeights>(MambaWeights::load(a, p, s, dtype, backend));
-}
-
-std::unique_ptr<Weights> mamba_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
-  return std::make_unique<MambaWeights>(MambaWeights::placeholders(a, p, dtype));
 }
 
 // The family's names are HF MambaForCausalLM's and Mamba2ForCausalLM's own (weights.h).
@@ -60,9 +46,7 @@ void register_mamba_model_family(ModelFamilyRegistry& r) {
   f.build = build_mamba;
   f.steps = mamba_steps;
   f.output = mamba_output;
-  f.master_weights = mamba_master;
-  f.load_weights = mamba_load;
-  f.placeholder_weights = mamba_placeholders;
+  set_weight_functions<MambaWeights>(f);
   f.checkpoint_names = mamba_checkpoint_names;
   r.add(std::move(f));
 }

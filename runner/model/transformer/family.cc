@@ -13,10 +13,8 @@ namespace fk::runner {
 namespace {
 
 std::unique_ptr<Model> build_transformer(const ModelInputs& in) {
-  const auto* weights = dynamic_cast<const ModelWeights*>(&in.weights);
-  if (weights == nullptr)
-    fail(ErrorKind::kInternal, "the transformer family was given weights another family made");
-  return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms, *weights, in.runtime);
+  return std::make_unique<Transformer>(in.arch, in.workload, in.placement, in.comms,
+                                       family_weights<ModelWeights>(in, "transformer"), in.runtime);
 }
 
 // Logits from an LM head; an encoder (no head) returns its final hidden states.
@@ -27,22 +25,9 @@ ModelOutput transformer_output(const spec::Architecture& a) {
   return {OutputKind::kFeatures, a.hidden_size};
 }
 
-std::unique_ptr<Weights> transformer_master(const spec::Architecture& a, const Placement& p, const WeightSource& s) {
-  return std::make_unique<ModelWeights>(ModelWeights::build(a, p, s));
-}
-
-std::unique_ptr<Weights> transformer_load(const spec::Architecture& a, const Placement& p, const WeightSource& s,
-                                          DType dtype, kernels::Backend& backend) {
-  return std::make_unique<ModelWeights>(ModelWeights::load(a, p, s, dtype, backend));
-}
-
 std::unique_ptr<Weights> transformer_streamed(const spec::Architecture& a, const Placement& p, const WeightSource& s,
                                               DType dtype, kernels::Backend& backend) {
   return std::make_unique<ModelWeights>(ModelWeights::streamed(a, p, s, dtype, backend));
-}
-
-std::unique_ptr<Weights> transformer_placeholders(const spec::Architecture& a, const Placement& p, DType dtype) {
-  return std::make_unique<ModelWeights>(ModelWeights::placeholders(a, p, dtype));
 }
 
 TensorMap transformer_checkpoint_names(const spec::Architecture& a) { return hf_tensor_map(a.model_type); }
@@ -72,9 +57,7 @@ void register_transformer_model_family(ModelFamilyRegistry& r) {
   f.build = build_transformer;
   f.steps = transformer_steps;
   f.output = transformer_output;
-  f.master_weights = transformer_master;
-  f.load_weights = transformer_load;
-  f.placeholder_weights = transformer_placeholders;
+  set_weight_functions<ModelWeights>(f);
   f.streamed_weights = transformer_streamed;
   f.checkpoint_names = transformer_checkpoint_names;
   f.prompt = transformer_prompt;
