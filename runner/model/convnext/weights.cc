@@ -11,7 +11,6 @@ namespace {
 using spec::Architecture;
 
 struct Gen {
-  const Architecture& a;
   const spec::ConvNextSpec& c;
   WeightMaker make;
 
@@ -61,7 +60,7 @@ struct Gen {
 
 ConvNextWeights make_shard(const Architecture& a, const Placement& pl, const WeightMaker& make) {
   const spec::ConvNextSpec& c = a.sections.get<spec::ConvNextSpec>();
-  const Gen g{a, c, make};
+  const Gen g{c, make};
   ConvNextWeights m;
   m.dtype = make.made_dtype();
   const int64_t c0 = c.width(0);
