@@ -47,7 +47,8 @@ def main():
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {torch.cuda.get_device_name()}")
     for name, (make, dtype, size) in MODELS.items():
         cfg = make()
-        if hasattr(cfg, "_attn_implementation"):
+        # The transformers take SDPA attention; a ConvNeXt has no attention to choose.
+        if not name.startswith("convnext"):
             cfg._attn_implementation = "sdpa"
         model = getattr(transformers, CLASSES[name])(cfg).to("cuda", dtype).eval()
         x = torch.rand((BATCH, 3, size, size), device="cuda", dtype=dtype) * 2 - 1

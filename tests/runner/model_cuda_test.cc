@@ -47,6 +47,17 @@ double last_layer_error(const ModelStageOutput& o, const std::string& run, const
   return ref > 0 ? std::sqrt(err / ref) : std::nan("");
 }
 
+// Whether `a` has decode steps: a causal model whose family keeps a workload's decode
+// steps. Encoders, vision encoders and conv nets run one pass (and may have no vocabulary).
+bool decodes(const spec::Architecture& a) {
+  spec::Workload w;
+  w.name = "w";
+  w.batch = 1;
+  w.seq_len = 8;
+  w.decode_steps = 1;
+  return a.attention.causal && spec::family_workload(a, w).decode_steps > 0;
+}
+
 class CudaModelStage : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaModelStage, MatchesTheCpuBackend) {
@@ -54,7 +65,7 @@ TEST_P(CudaModelStage, MatchesTheCpuBackend) {
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   ModelStageConfig c = tiny_stage(GetParam(), 3, 12, 0, 17);
-  c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
+  c.workload.decode_steps = decodes(c.arch) ? 2 : 0;
   c.workload.dtype = DType::kBF16;  // a bf16 baseline against the fp32 run, whatever the spec's dtype
   const ModelStageOutput host = model_stage_run(c);
   c.backend = cuda.get();
@@ -138,7 +149,7 @@ TEST_P(CudaModelStage, ReplayedStepsAreTheEagerStepsBits) {
   ASSERT_TRUE(model->splits_step());
   const Tensor prompt = model_stage_prompt(a, w, pl, 9);
   Tensor next = Tensor::empty(DType::kI64, {w.batch, 1});
-  const bool decoder = a.attention.causal;
+  const bool decoder = decodes(a);
   for (int64_t i = 0; decoder && i < w.batch; ++i) next.data_as<int64_t>()[i] = (7 * i + 3) % a.vocab_size;
   // The step under test, after its prefill (decoders), run eagerly or replayed.
   auto before = [&] {
@@ -172,7 +183,7 @@ TEST_P(CudaModelStage, LaterIterationsReplayDecodeGraphs) {
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   ModelStageConfig c = tiny_stage(GetParam(), 2, 8, 0, 3);
-  c.workload.decode_steps = c.arch.attention.causal ? 3 : 0;
+  c.workload.decode_steps = decodes(c.arch) ? 3 : 0;
   c.iterations = 3;
   c.backend = cuda.get();
   const ModelStageOutput out = model_stage_run(c);
@@ -186,7 +197,7 @@ TEST_P(CudaModelStage, LaterIterationsReplayDecodeGraphs) {
     EXPECT_GE(s.total_s, s.compute_s * 0.5) << s.step;
     EXPECT_EQ(s.comm_s, 0) << s.step;
   }
-  EXPECT_EQ(replayed, c.arch.attention.causal ? 2 * 3 : 0);
+  EXPECT_EQ(replayed, decodes(c.arch) ? 2 * 3 : 0);
   for (const auto& op : out.ops)
     EXPECT_FALSE(op.iteration >= 1 && op.step.rfind("decode", 0) == 0) << "a replayed step has op timings: " << op.role;
   c.graphs = false;
@@ -202,7 +213,7 @@ TEST_P(CudaModelStage, StreamedReferenceIsTheResidentRunsBits) {
     FAIL() << "this gpu test needs a CUDA device: " << why;
   const auto cuda = kernels::backend_create(DeviceKind::kCuda, 0);
   ModelStageConfig c = tiny_stage(GetParam(), 2, 8, 0, 9);
-  c.workload.decode_steps = c.arch.attention.causal ? 2 : 0;
+  c.workload.decode_steps = decodes(c.arch) ? 2 : 0;
   c.record_instances = false;
   c.backend = cuda.get();
   if (model_family_of(c.arch).streamed_weights == nullptr) {
