@@ -5,7 +5,10 @@
 //   sequence b and sees keys j < q_start + q_len with
 //     causal:  j <= p, and p - j < window when window > 0 (sliding window of `window`
 //              positions including p itself, as HF's sliding-window mask);
-//     not causal (encoders): every j < q_start + q_len.
+//     not causal (encoders): every j < q_start + q_len, and |p - j| < window when
+//              window > 0 (a band of `window` positions on each side, p included:
+//              ModernBERT's local layers, whose window of local_attention reaches
+//              local_attention / 2 positions each way, take window = local_attention / 2 + 1).
 //   scores = scale * q.k; soft-capping (Gemma 2) replaces s by cap * tanh(s / cap);
 //   GQA/MQA: query head h reads kv head h / (Hq / Hk).
 //   sinks (optional, fp32 [Hq]; gpt-oss): head h's softmax also counts a key with the
@@ -34,11 +37,11 @@ struct Geometry {
   int64_t window;
   double softcap;
   bool sinks;
-  int64_t first_key(int64_t p) const {
-    if (!causal) return 0;
-    return window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
+  int64_t first_key(int64_t p) const { return window > 0 ? std::max<int64_t>(0, p - window + 1) : 0; }
+  int64_t end_key(int64_t p) const {
+    if (causal) return p + 1;
+    return window > 0 ? std::min<int64_t>(kv_len, p + window) : kv_len;
   }
-  int64_t end_key(int64_t p) const { return causal ? p + 1 : kv_len; }
 };
 
 Geometry geometry(const OpCall& c) {
@@ -177,7 +180,7 @@ void register_attention(OpRegistry& reg) {
       return std::string("attention: query rows must be batch x q_len");
     if (g.hk < 1 || g.hq % g.hk != 0) return std::string("attention: kv heads must divide query heads");
     if (c.arg(kKeyCache).size(3) != g.d) return std::string("attention: head_dim of query and cache differ");
-    if (!g.causal && g.window > 0) return std::string("attention: a sliding window needs causal attention");
+    if (g.window < 0) return std::string("attention: window must be >= 0");
     if (g.sinks && c.arg(kSinks).size(0) != g.hq) return std::string("attention: sinks must be [q_heads]");
     return std::string();
   };

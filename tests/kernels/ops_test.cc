@@ -115,6 +115,14 @@ std::vector<Case> cases() {
       {1.0 / 16, 16, 0, 1, 0, 50});
   add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 13}},
       {0.125, 13, 0, 0, 0, 0});
+  // Bidirectional sliding windows (ModernBERT's local layers): a band of 33 over several
+  // key tiles and query tiles, a narrow one with GQA, and one wider than the sequence.
+  add("attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"cache_len", 150}},
+      {0.125, 150, 0, 0, 33, 0});
+  add("attention", {{"batch", 3}, {"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 128}, {"cache_len", 70}},
+      {1.0 / std::sqrt(128.0), 70, 0, 0, 5, 0});
+  add("attention", {{"batch", 1}, {"q_heads", 2}, {"kv_heads", 1}, {"head_dim", 80}, {"cache_len", 20}},
+      {1.0 / std::sqrt(80.0), 20, 0, 0, 64, 0});
   // gpt-oss' attention sinks: prefill with a sliding window (the tensor-core flash kernel
   // and cuDNN's refusal), decode split over the keys (the merge adds the sink), a decode
   // group on CUDA cores, bidirectional, and fp32's general kernel (every dtype runs).
@@ -399,6 +407,43 @@ TEST(OpsSinks, CpuBaselineReadsFp64SinksAsFp32Ones) {
   OpRegistry::global().impl("attention", "cpu").run(f64);
   ASSERT_EQ(f32.args[0].nbytes(), f64.args[0].nbytes());
   EXPECT_EQ(std::memcmp(f32.args[0].data(), f64.args[0].data(), f32.args[0].nbytes()), 0);
+}
+
+// A bidirectional window by hand: with every score equal (zero queries), a row's output
+// is the mean of the values it sees, so v[j] = j gives the middle of its band: position
+// p of n sees j with |p - j| < window, clipped to [0, n). Causal rows see
+// [p - window + 1, p]. Every backend's baseline gives these (bf16 holds the means).
+TEST(OpsAttentionWindow, BidirectionalBandIsWindowEachSideClipped) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("attention");
+  const int64_t n = 12, w = 3, d = 64;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const bool causal : {false, true}) {
+      Tensor q = Tensor::zeros(dt, {n, 1, d});
+      Tensor k = Tensor::zeros(dt, {1, n, 1, d});
+      Tensor v = Tensor::zeros(DType::kF32, {1, n, 1, d});
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t e = 0; e < d; ++e) v.span<float>()[static_cast<size_t>(j * d + e)] = static_cast<float>(j);
+      OpCall c{{Tensor::empty(dt, {n, 1, d}), q, k, v.to_dtype(dt), Tensor()},
+               {0.125, static_cast<double>(n), 0, causal ? 1.0 : 0.0, static_cast<double>(w), 0}};
+      ASSERT_EQ(def.check(c), "");
+      OpCall dev = backend.to_device(c);
+      backend.activate();
+      backend.baseline("attention")->run(dev);
+      const Tensor got = backend.to_host(dev.args[0]).to_dtype(DType::kF32);
+      for (int64_t p = 0; p < n; ++p) {
+        const int64_t lo = std::max<int64_t>(0, p - w + 1), hi = causal ? p + 1 : std::min<int64_t>(n, p + w);
+        const float want = static_cast<float>(lo + hi - 1) / 2;
+        for (int64_t e = 0; e < d; e += 21)
+          EXPECT_NEAR(got.span<float>()[static_cast<size_t>(p * d + e)], want, 1e-2)
+              << dtype_name(dt) << (causal ? " causal" : " bidirectional") << " position " << p;
+      }
+    }
+  }
+  OpCall bad{{Tensor::empty(DType::kF32, {n, 1, d}), Tensor::zeros(DType::kF32, {n, 1, d}),
+              Tensor::zeros(DType::kF32, {1, n, 1, d}), Tensor::zeros(DType::kF32, {1, n, 1, d}), Tensor()},
+             {0.125, static_cast<double>(n), 0, 0, -1, 0}};
+  EXPECT_NE(def.check(bad).find("window must be >= 0"), std::string::npos) << def.check(bad);
 }
 
 // fused_moe's bytes are those a call must move: the weights of the experts its tokens

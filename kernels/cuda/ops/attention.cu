@@ -9,7 +9,7 @@
 // kBK / kGroup keys each, keep the row's running max and sum (online softmax, fp32)
 // and kGroup-strided slices of its output accumulator. Per-row masking reproduces the
 // CPU op exactly: causal keys j in [p - window + 1, p] (window > 0) or [0, p];
-// bidirectional keys j < q_start + q_len.
+// bidirectional keys j < q_start + q_len, within |p - j| < window when window > 0.
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/elem.cuh"

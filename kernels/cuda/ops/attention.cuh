@@ -35,11 +35,16 @@ struct AttentionGeometry {
   // attention sinks; device fp32 [q_heads]), or null.
   const float* sinks;
   // Keys [first_key(p), end_key(p)) are visible to a query at position p; both are
-  // monotone in p.
+  // monotone in p. Causal: [p - window + 1, p] (window > 0) or [0, p]; bidirectional:
+  // (p - window, p + window) (window > 0) or every cached key.
   __host__ __device__ int64_t first_key(int64_t p) const {
-    return causal && window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
+    return window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
   }
-  __host__ __device__ int64_t end_key(int64_t p) const { return causal ? p + 1 : q_start + q_len; }
+  __host__ __device__ int64_t end_key(int64_t p) const {
+    if (causal) return p + 1;
+    const int64_t n = q_start + q_len;
+    return window > 0 && p + window < n ? p + window : n;
+  }
 };
 
 // The sink's share of the softmax denominator of a row of query head h whose running

@@ -413,6 +413,7 @@ std::string static_decline(const AttentionCudnnCall& c) {
   if (!lib.usable()) return lib.error;
   if (c.elem == launch::Elem::kF32) return "fp32 data (cuDNN's fused attention takes fp16 and bf16)";
   if (c.softcap > 0.f) return "soft-capping is not in the cuDNN graph";
+  if (!c.causal && c.window > 0) return "a bidirectional sliding window (the cuDNN graph's band is causal)";
   if (c.q_len < 2) return "a single query position (the decode kernels take it)";
   if (c.head_dim % 8 != 0 || c.head_dim > 256) return fmt::format("head size {} (needs a multiple of 8, <= 256)", c.head_dim);
   if (!aligned16(c.out) || !aligned16(c.query) || !aligned16(c.key_cache) || !aligned16(c.value_cache))
