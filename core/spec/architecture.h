@@ -70,6 +70,9 @@ struct NormSpec {
   // The norm scales by a learned weight (false: by 1, no weight read or drawn; OLMo's
   // non-parametric LayerNorm). Applies to the hidden-size norms, not q/k norms.
   bool weight = true;
+  // Layer 0's attention branch normalises its input (false: it reads the stream as is,
+  // ModernBERT's attn_norm = Identity on the normalised embeddings; pre placement only).
+  bool first_attention_norm = true;
   // Each residual branch's output is multiplied by this before it joins the stream
   // (Granite residual_multiplier): x + m * f(x).
   std::optional<double> residual_multiplier;

@@ -82,6 +82,7 @@ void read_norm(MapReader& r, NormSpec& n) {
   r.optional_number("residual_multiplier", n.residual_multiplier, Need::kOptional, limits::kMultiplier);
   r.boolean("bias", n.bias, Need::kOptional);
   r.boolean("weight", n.weight, Need::kOptional);
+  r.boolean("first_attention_norm", n.first_attention_norm, Need::kOptional);
 }
 
 void read_mlp(MapReader& r, MlpSpec& m) {
@@ -319,6 +320,7 @@ std::vector<std::string> structure_signature(const Architecture& a) {
   add("norm.placement", std::string(norm_placement_name(a.norm.placement)));
   add("norm.bias", a.norm.bias ? "true" : "false");
   add("norm.weight", a.norm.weight ? "true" : "false");
+  add("norm.first_attention_norm", a.norm.first_attention_norm ? "true" : "false");
   add("mlp.activation", std::string(activation_name(a.mlp.activation)));
   add("mlp.gated", a.mlp.gated ? "true" : "false");
   add("mlp.bias", a.mlp.bias ? "true" : "false");
@@ -466,6 +468,9 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
     err("norm.bias", "applies only to norm.kind layernorm (RMSNorm has no bias)");
   if (!a.norm.weight && a.norm.weight_offset != 0.0)
     err("norm.weight", "false (no learned weight) leaves nothing for norm.weight_offset to offset: set it to 0");
+  if (!a.norm.first_attention_norm && a.norm.placement != NormPlacement::kPre)
+    err("norm.first_attention_norm",
+        fmt::format("false applies only to norm.placement pre (found {})", norm_placement_name(a.norm.placement)));
   if (a.head.kind == HeadKind::kNone) {
     if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
     if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");

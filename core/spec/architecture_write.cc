@@ -176,6 +176,7 @@ std::string architecture_to_yaml(const Architecture& a, const std::vector<std::s
   if (a.norm.residual_multiplier) kv_float(e, "residual_multiplier", *a.norm.residual_multiplier);
   if (!a.norm.bias) kv(e, "bias", false);
   if (!a.norm.weight) kv(e, "weight", false);
+  if (!a.norm.first_attention_norm) kv(e, "first_attention_norm", false);
   e << EndMap;
   if (takes("mlp")) {
     e << Key << "mlp" << Value << Flow << BeginMap;

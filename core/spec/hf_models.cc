@@ -47,6 +47,7 @@ const std::vector<ModelImporter>& model_importers() {
       {"mamba2", "Mamba2Config", "mamba2", fill_mamba2},
       {"mistral", "MistralConfig", "mistral", fill_mistral},
       {"mixtral", "MixtralConfig", "mistral", fill_mixtral},
+      {"modernbert", "ModernBertConfig", "modernbert", fill_modernbert},
       {"nemotron", "NemotronConfig", "nemotron", fill_nemotron},
       {"olmo", "OlmoConfig", "olmo", fill_olmo},
       {"olmo2", "Olmo2Config", "olmo", fill_olmo2},

@@ -133,6 +133,7 @@ void fill_bert(ConfigReader& r, Architecture& a);
 void fill_vit(ConfigReader& r, Architecture& a);
 void fill_dinov2(ConfigReader& r, Architecture& a);
 void fill_siglip_vision(ConfigReader& r, Architecture& a);
+void fill_modernbert(ConfigReader& r, Architecture& a);
 void fill_convnext(ConfigReader& r, Architecture& a);
 void fill_convnextv2(ConfigReader& r, Architecture& a);
 void fill_gpt2(ConfigReader& r, Architecture& a);

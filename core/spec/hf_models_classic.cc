@@ -9,6 +9,9 @@
 // default, multi-query attention; GPT-Neo is too, with unscaled scores and local layers;
 // BioGPT is OPT's decoder with scaled embeddings. ViT, DINOv2 and SigLIP's vision tower
 // are pre-LayerNorm bidirectional encoders of image patches (core/spec/families/vision.h).
+// ModernBERT is the modern encoder: rope, bias-free pre-LayerNorm layers (none before
+// layer 0's attention), GeGLU, and local layers with a bidirectional window.
+#include "core/spec/architecture_write.h"
 #include "core/spec/families/vision.h"
 #include "core/spec/hf_models.h"
 
@@ -401,6 +404,93 @@ void fill_siglip_vision(ConfigReader& r, Architecture& a) {
   vision_encoder(r, a, 224, 16, 1e-6, "gelu_pytorch_tanh", false);
   a.intermediate_size = r.integer_or("intermediate_size", 3072, limits::kIntermediateSize);
   r.ignore({"vision_use_head"});
+}
+
+// ModernBERT (ModernBertModel; ModernBertForMaskedLM keeps it under `model.`): every
+// global_attn_every_n_layers-th layer (from layer 0) is global, the others local, each
+// attending to the tokens within local_attention / 2 positions on either side (HF's
+// bidirectional sliding-window mask, |i - j| <= local_attention / 2: a window of
+// local_attention / 2 + 1 in the spec's terms); global layers rotate with
+// global_rope_theta, local ones with local_rope_theta (5.x: layer_types and a
+// rope_parameters entry per layer type). LayerNorms have a bias only with norm_bias; the
+// embeddings end in one, so layer 0's attention has none (norm.first_attention_norm
+// false); the MLP is Wi -> (input, gate) -> act(input) * gate -> Wo. The masked-LM and
+// classifier heads are not imported.
+void fill_modernbert(ConfigReader& r, Architecture& a) {
+  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", 22, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  a.intermediate_size = r.integer_or("intermediate_size", 1152, limits::kIntermediateSize);
+  a.vocab_size = r.integer_or("vocab_size", 50368, limits::kVocabSize);
+  a.max_position_embeddings = r.integer_or("max_position_embeddings", 8192, limits::kMaxPositionEmbeddings);
+  a.mlp.activation = activation_from(r, "hidden_activation", r.string_or("hidden_activation", "gelu"));
+  a.mlp.gated = true;
+  a.mlp.bias = r.boolean_or("mlp_bias", false);
+  a.attention.causal = false;
+  a.attention.qkv_bias = a.attention.out_bias = r.boolean_or("attention_bias", false);
+  a.norm.kind = NormKind::kLayerNorm;
+  a.norm.placement = NormPlacement::kPre;
+  a.norm.eps = r.number_or("norm_eps", 1e-5, limits::kNormEps);
+  a.norm.bias = r.boolean_or("norm_bias", false);
+  a.norm.first_attention_norm = false;
+  a.embedding.norm = true;  // embeddings.norm
+  a.embedding.tied = false;
+  a.head.kind = HeadKind::kNone;
+  a.head.final_norm = true;  // final_norm
+
+  const int64_t every = r.integer_or("global_attn_every_n_layers", 3, limits::kNumHiddenLayers);
+  std::vector<LayerType> pattern;
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l)
+    pattern.push_back(l % every != 0 ? LayerType::kSliding : LayerType::kFull);
+  // HF sizes a layer's window by global_attn_every_n_layers and masks it by layer_types:
+  // the two must agree.
+  if (const auto types = read_layer_types(r, a.num_hidden_layers); types && *types != pattern) {
+    for (size_t l = 0; l < pattern.size(); ++l)
+      if ((*types)[l] != pattern[l])
+        r.fail(fmt::format("layer_types[{}]", l),
+               fmt::format("found \"{}_attention\", expected \"{}_attention\" (global_attn_every_n_layers = {})",
+                           (*types)[l] == LayerType::kSliding ? "sliding" : "full",
+                           pattern[l] == LayerType::kSliding ? "sliding" : "full", every));
+  }
+  const int64_t local = r.integer_or("local_attention", 128, limits::kMaxPositionEmbeddings);
+  set_layer_pattern(r, a, pattern, local / 2 + 1, "local_attention");
+
+  // 4.x: global_rope_theta / local_rope_theta; 5.x: rope_parameters per layer type.
+  auto theta = [&](const char* key) -> std::optional<double> {
+    if (!r.has_value(key)) {
+      r.ignore({key});  // absent or null: the other form's value or the class default
+      return std::nullopt;
+    }
+    const double v = r.number(key);
+    if (v <= 0) r.fail(key, fmt::format("found {}, expected a number > 0", yaml_float_text(v)));
+    return v;
+  };
+  const std::optional<double> global = theta("global_rope_theta");
+  const std::optional<double> local_theta = theta("local_rope_theta");
+  const RopeRead rope = read_rope(r, global.value_or(160000.0));
+  if (rope.keyed) {
+    if (global && *global != rope.theta)
+      r.fail("global_rope_theta",
+             fmt::format("found {}, expected the same as rope_parameters.full_attention.rope_theta "
+                         "({})",
+                         yaml_float_text(*global), yaml_float_text(rope.theta)));
+    if (local_theta && rope.sliding_theta && *local_theta != *rope.sliding_theta)
+      r.fail("local_rope_theta", fmt::format("found {}, expected the same as rope_parameters.sliding_attention."
+                                             "rope_theta ({})",
+                                             yaml_float_text(*local_theta), yaml_float_text(*rope.sliding_theta)));
+  }
+  apply_rope(r, a, rope, local_theta.value_or(10000.0), false);
+  if (a.position.rope_scaling.type != RopeScalingType::kNone)
+    r.fail("rope_parameters", "found rope scaling, expected none (ModernBERT rotates with plain rope)");
+
+  const std::string pooling = r.string_or("classifier_pooling", "cls");
+  if (pooling != "cls" && pooling != "mean")
+    r.fail("classifier_pooling", fmt::format("found \"{}\", expected \"cls\" or \"mean\"", pooling));
+  r.ignore({"norm_bias", "cls_token_id", "sep_token_id", "initializer_cutoff_factor", "embedding_dropout",
+            "mlp_dropout", "decoder_bias", "classifier_bias", "classifier_activation", "deterministic_flash_attn",
+            "sparse_prediction", "sparse_pred_ignore_index", "reference_compile", "repad_logits_with_grad",
+            "tie_word_embeddings", "layer_norm_eps", "position_embedding_type"});
 }
 
 }  // namespace fk::spec::hf

@@ -117,15 +117,17 @@ TEST_P(EveryFixture, ShippedMapMatchesHf) {
   EXPECT_LT(output_error(f, source), 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Hf, EveryFixture,
-    ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma", "gemma2", "gemma3_text",
-                      "phi3", "bert", "gpt2", "starcoder2", "opt", "gpt_neox", "phi", "gptj", "granite", "cohere",
-                      "qwen2_moe", "olmo2", "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
-                      "glm4", "granitemoe", "granitemoeshared", "gpt_oss", "falcon", "gpt_neo", "biogpt", "roberta",
-                      "xlm-roberta", "camembert", "electra", "distilbert", "arcee", "nemotron", "smollm3", "cohere2",
-                      "persimmon", "qwen3-yarn", "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3",
-                      "deepseek_v3-yarn", "vit", "dinov2", "siglip_vision_model", "convnext", "convnextv2"));
+INSTANTIATE_TEST_SUITE_P(Hf, EveryFixture,
+                         ::testing::Values("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma",
+                                           "gemma2", "gemma3_text", "phi3", "bert", "gpt2", "starcoder2", "opt",
+                                           "gpt_neox", "phi", "gptj", "granite", "cohere", "qwen2_moe", "olmo2",
+                                           "stablelm", "gpt_bigcode", "olmo", "olmoe", "helium", "seed_oss", "glm",
+                                           "glm4", "granitemoe", "granitemoeshared", "gpt_oss", "falcon", "gpt_neo",
+                                           "biogpt", "roberta", "xlm-roberta", "camembert", "electra", "distilbert",
+                                           "arcee", "nemotron", "smollm3", "cohere2", "persimmon", "qwen3-yarn",
+                                           "llama-yarn", "phi-qk", "cohere-qk", "stablelm-qk", "deepseek_v3",
+                                           "deepseek_v3-yarn", "vit", "dinov2", "siglip_vision_model", "convnext",
+                                           "convnextv2", "modernbert"));
 
 // Falcon's grouped query_key_value at its two ends: one kv group per head is GPT-NeoX's
 // per-head interleave, one group for all heads is q rows, then k, then v. Row r of a

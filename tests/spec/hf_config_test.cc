@@ -865,6 +865,46 @@ TEST(HfImportCohere2, SlidingLayersCarryTheRope) {
   EXPECT_NE(import_error(c).find("no layer would have rope"), std::string::npos) << import_error(c);
 }
 
+// ModernBERT: the 4.x keys and 5.x's layer_types / rope_parameters make one spec; the
+// window is local_attention / 2 + 1 (HF masks |i - j| <= local_attention / 2); layer 0
+// has no attention norm; layer_types must agree with global_attn_every_n_layers.
+TEST(HfImport4x, ModernBertWindowsThetasAndTheFirstLayer) {
+  nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("modernbert-base")));
+  const Architecture a = spec::hf_config_import(c, "m/config.json").arch;
+  EXPECT_EQ(a.attention.layer_types, (std::vector<LayerType>{F, S, S}));
+  EXPECT_EQ(a.attention.sliding_window, 65);
+  EXPECT_FALSE(a.attention.causal);
+  EXPECT_EQ(a.position.rope_theta, 160000.0);
+  EXPECT_EQ(a.position.local_rope_theta, 10000.0);
+  EXPECT_FALSE(a.norm.first_attention_norm);
+  EXPECT_FALSE(a.norm.bias);
+  EXPECT_TRUE(a.mlp.gated);
+  EXPECT_EQ(a.mlp.activation, spec::Activation::kGelu);
+  // The 5.x form of the same config.
+  nlohmann::json v5 = c;
+  v5.erase("global_rope_theta");
+  v5.erase("local_rope_theta");
+  v5["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 160000.0}}},
+                           {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}};
+  nlohmann::json types = nlohmann::json::array();
+  for (int l = 0; l < 22; ++l) types.push_back(l % 3 ? "sliding_attention" : "full_attention");
+  v5["layer_types"] = types;
+  expect_same_model(spec::hf_config_import(v5, "m/config.json").arch, a, "5.x form");
+  v5["local_attention"] = 8;
+  EXPECT_EQ(spec::hf_config_import(v5, "m/config.json").arch.attention.sliding_window, 5);
+  v5["layer_types"][4] = "full_attention";
+  EXPECT_NE(import_error(v5).find("layer_types[4]: found \"full_attention\", expected \"sliding_attention\" "
+                                  "(global_attn_every_n_layers = 3)"),
+            std::string::npos)
+      << import_error(v5);
+  c["local_rope_theta"] = 0;
+  EXPECT_NE(import_error(c).find("local_rope_theta: found 0.0, expected a number > 0"), std::string::npos)
+      << import_error(c);
+  c["local_rope_theta"] = 10000.0;
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  EXPECT_NE(import_error(c).find("expected none"), std::string::npos) << import_error(c);
+}
+
 TEST(HfImport4x, Qwen2SlidingLayersFromMaxWindowLayers) {
   // 4.x Qwen2: with use_sliding_window, layers from max_window_layers on slide.
   nlohmann::json c = nlohmann::json::parse(fs_read_file(v4("qwen2.5-7b")));
@@ -910,6 +950,7 @@ TEST(HfImport4x, ImportsToTheHandWrittenSpecs) {
       {"phi-3-mini", "phi-3-mini", {}},
       {"gpt2", "gpt2", DType::kF16},
       {"bert-base", "bert-base", DType::kF16},
+      {"modernbert-base", "modernbert-base", DType::kBF16},
   };
   EXPECT_EQ(cases.size(), fixture_dirs("hf_v4").size()) << "every 4.x fixture has a case";
   TempSpecs tmp;

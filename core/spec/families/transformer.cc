@@ -115,8 +115,6 @@ void transformer_validate(const Architecture& a, const ParseContext& ctx) {
     err("attention.layer_types", "lists sliding layers but attention.sliding_window is not set");
   if (a.attention.sliding_window && !sliding)
     err("attention.sliding_window", "is set but no layer in attention.layer_types is sliding");
-  if (sliding && !a.attention.causal)
-    err("attention.sliding_window", "sliding-window attention is supported for causal attention only");
   if (!a.attention.layer_types.empty() &&
       static_cast<int64_t>(a.attention.layer_types.size()) > a.num_hidden_layers)
     err("attention.layer_types", fmt::format("the pattern has {} entries but the model has only {} layers",
@@ -261,7 +259,9 @@ MemoryEstimate transformer_memory_estimate(const Architecture& a, const Workload
         continue;
       }
       int64_t ctx = positions;
-      if (a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
+      // A causal sliding layer needs its window's keys; a bidirectional one (an encoder's
+      // band) reads keys on both sides, so its cache holds the whole sequence.
+      if (a.attention.causal && a.layer_type(layer) == LayerType::kSliding && a.attention.sliding_window)
         ctx = std::min(ctx, *a.attention.sliding_window);
       // The fp32 run's cache; MLA's holds one compressed row a token, on every TP rank.
       m.kv_cache_bytes +=

@@ -191,6 +191,33 @@ std::optional<TensorRef> renamed_any(const std::string& rest, const std::string&
   return std::nullopt;
 }
 
+// ModernBERT (ModernBertModel; "model." under ModernBertForMaskedLM): embeddings.
+// {tok_embeddings, norm}, layers.<l>.{attn_norm (none in layer 0), attn.Wqkv (q, k and v
+// rows in turn), attn.Wo, mlp_norm, mlp.Wi (the activated half, then the gate: our gate
+// and up), mlp.Wo}, final_norm.
+TensorRef modernbert(const std::string& canonical, const Architecture& a) {
+  if (canonical == "model.embed_tokens.weight") return {"embeddings.tok_embeddings.weight"};
+  if (canonical.rfind("model.embed_norm.", 0) == 0) return {"embeddings.norm." + canonical.substr(17)};
+  if (canonical.rfind("model.norm.", 0) == 0) return {"final_norm." + canonical.substr(11)};
+  int64_t l = 0;
+  std::string rest;
+  if (!split_layer(canonical, &l, &rest)) return {canonical};
+  const std::string b = fmt::format("layers.{}.", l);
+  const int64_t n = a.hidden_size;
+  if (const auto p = qkv_name(rest)) return {b + "attn.Wqkv." + p->what, p->part * n, 3 * n};
+  if (rest == "mlp.gate_proj.weight") return {b + "mlp.Wi.weight", 0, 2 * a.intermediate_size};
+  if (rest == "mlp.up_proj.weight") return {b + "mlp.Wi.weight", a.intermediate_size, 2 * a.intermediate_size};
+  if (rest == "mlp.gate_proj.bias") return {b + "mlp.Wi.bias", 0, 2 * a.intermediate_size};
+  if (rest == "mlp.up_proj.bias") return {b + "mlp.Wi.bias", a.intermediate_size, 2 * a.intermediate_size};
+  if (auto r = renamed_any(rest, b,
+                           {{"self_attn.o_proj.", "attn.Wo."},
+                            {"input_layernorm.", "attn_norm."},
+                            {"post_attention_layernorm.", "mlp_norm."},
+                            {"mlp.down_proj.", "mlp.Wo."}}))
+    return *r;
+  return {canonical};
+}
+
 // A vision encoder's front (core/spec/families/vision.h) under HF's `embeddings.` names:
 // ViT's and DINOv2's `patch` ("patch_embeddings.projection"), `positions`
 // ("position_embeddings", [1, tokens, H]) and cls_token; SigLIP's patch_embedding and
@@ -655,7 +682,8 @@ std::vector<std::string> hf_supported_model_types() {
           "granitemoehybrid",
           "vit",
           "dinov2",
-          "siglip_vision_model"};
+          "siglip_vision_model",
+          "modernbert"};
 }
 
 TensorMap hf_tensor_map(const std::string& model_type) {
@@ -697,6 +725,7 @@ TensorMap hf_tensor_map(const std::string& model_type) {
   if (model_type == "vit") return {model_type, {"", "vit."}, vit};
   if (model_type == "dinov2") return {model_type, {"", "dinov2."}, dinov2};
   if (model_type == "siglip_vision_model") return {model_type, {"vision_model.", ""}, siglip_vision};
+  if (model_type == "modernbert") return {model_type, {"", "model."}, modernbert};
   fail(ErrorKind::kUnsupported, "no checkpoint mapping for model_type '{}' (supported: {})", model_type,
        fmt::join(hf_supported_model_types(), ", "));
 }

@@ -205,7 +205,7 @@ void Transformer::block(const Block& b, Stream& s) {
   if (uses_residual_stream()) {
     if (!s.residual.defined()) {
       s.residual = s.h;
-      s.h = norm(s.h, *b.norm_w, Tensor(), role + ".norm");
+      if (b.normalise) s.h = norm(s.h, *b.norm_w, Tensor(), role + ".norm");
     } else {
       rt_.run("fused_add_rms_norm", role + ".norm", call({s.h, s.residual, *b.norm_w}, {a_.norm.eps}));
     }
@@ -217,7 +217,7 @@ void Transformer::block(const Block& b, Stream& s) {
     scale_branch(f, role, b.scale);
     rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else if (placement == NormPlacement::kPre) {
-    const Tensor f = b.run(norm(s.h, *b.norm_w, *b.norm_b, role + ".norm"));
+    const Tensor f = b.run(b.normalise ? norm(s.h, *b.norm_w, *b.norm_b, role + ".norm") : s.h);
     scale_branch(f, role, b.scale);
     rt_.run("add", role + ".residual", call({s.h, s.h, f}));
   } else {
@@ -258,7 +258,7 @@ void Transformer::parallel_blocks(const Block& attn, const Block& mlp, Stream& s
 void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t seq_begin, int64_t seqs,
                         int64_t q_len, int64_t q_start) {
   rt_.set_layer(w.index);
-  const Block blocks[] = {
+  Block blocks[] = {
       {"attn", &w.attn_norm_w, &w.attn_norm_b, &w.post_attn_norm_w, &w.attn_scale,
        [&](const Tensor& x) {
          return mixers_[static_cast<size_t>(local)]->forward(w, x, MixerStep{seq_begin, seqs, q_len, q_start});
@@ -266,6 +266,7 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
       {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w, &w.mlp_scale,
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
+  blocks[0].normalise = w.index != 0 || a_.norm.first_attention_norm;
   if (placement_parallel()) {
     parallel_blocks(blocks[0], blocks[1], s);
   } else {

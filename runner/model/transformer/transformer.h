@@ -76,6 +76,9 @@ class Transformer final : public Model {
     const Tensor* post_norm_w;  // sandwich norms only
     const Tensor* scale;        // LayerScale's vector (DINOv2), or undefined
     std::function<Tensor(const Tensor&)> run;
+    // The block normalises its input (false: ModernBERT's layer 0 attention, which reads
+    // the stream as is; norm.first_attention_norm).
+    bool normalise = true;
   };
   void block(const Block& b, Stream& s);
   void scale_branch(const Tensor& f, const std::string& role, const Tensor* layer_scale);

@@ -33,16 +33,18 @@ struct Gen : LayerGen {
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
     // parallel_shared ones have the input norm alone.
     const bool mlp_norm = a.norm.placement != spec::NormPlacement::kParallelShared;
+    // ModernBERT's layer 0 has no attention norm (norm.first_attention_norm false).
+    const bool attn_norm = l != 0 || a.norm.first_attention_norm;
     if (a.norm.placement == spec::NormPlacement::kPostBranch) {
       // OLMo 2: the branches' outputs are normalised, and no input norm exists.
       w.post_attn_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
       w.post_mlp_norm_w = make(norm(layer_name(l, "post_feedforward_layernorm.weight")));
     } else {
-      w.attn_norm_w = make(norm(layer_name(l, "input_layernorm.weight")));
+      if (attn_norm) w.attn_norm_w = make(norm(layer_name(l, "input_layernorm.weight")));
       if (mlp_norm) w.mlp_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
     }
     if (ln) {
-      w.attn_norm_b = make(norm_bias(layer_name(l, "input_layernorm.bias")));
+      if (attn_norm) w.attn_norm_b = make(norm_bias(layer_name(l, "input_layernorm.bias")));
       if (mlp_norm) w.mlp_norm_b = make(norm_bias(layer_name(l, "post_attention_layernorm.bias")));
     }
     if (a.norm.placement == spec::NormPlacement::kSandwich) {
