@@ -28,6 +28,15 @@ void mha_head_dim(ConfigReader& r, Architecture& a, const char* hidden_key, cons
   a.head_dim = a.hidden_size / a.num_attention_heads;
 }
 
+// hidden_size, num_hidden_layers and num_attention_heads under HF's usual keys, each
+// with its class default, and the head size they make (multi-head attention).
+void mha_shape(ConfigReader& r, Architecture& a, int64_t hidden, int64_t layers, int64_t heads) {
+  a.hidden_size = r.integer_or("hidden_size", hidden, limits::kHiddenSize);
+  a.num_hidden_layers = r.integer_or("num_hidden_layers", layers, limits::kNumHiddenLayers);
+  a.num_attention_heads = r.integer_or("num_attention_heads", heads, limits::kHeads);
+  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+}
+
 // What BERT and GPT-2 share: biased projections, ungated biased MLP, LayerNorm,
 // learned positions, every layer full attention.
 void classic_common(ConfigReader& r, Architecture& a) {
@@ -251,10 +260,7 @@ void fill_gpt_neo(ConfigReader& r, Architecture& a) {
 // LayerNorm) with token embeddings x sqrt(hidden_size) under scale_embedding; every
 // LayerNorm is nn.LayerNorm's default eps (layer_norm_eps is read by no module).
 void fill_biogpt(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer_or("hidden_size", 1024, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 24, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 16, limits::kHeads);
-  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  mha_shape(r, a, 1024, 24, 16);
   a.intermediate_size = r.integer_or("intermediate_size", 4096, limits::kIntermediateSize);
   a.vocab_size = r.integer_or("vocab_size", 42384, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 1024, limits::kMaxPositionEmbeddings);
@@ -272,10 +278,7 @@ void fill_biogpt(ConfigReader& r, Architecture& a) {
 }
 
 void fill_opt(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 12, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
-  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  mha_shape(r, a, 768, 12, 12);
   a.intermediate_size = r.integer_or("ffn_dim", 3072, limits::kIntermediateSize);
   a.vocab_size = r.integer_or("vocab_size", 50272, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 2048, limits::kMaxPositionEmbeddings);
@@ -337,10 +340,7 @@ namespace {
 // the output (poolers and classifier heads are not imported).
 VisionSpec& vision_encoder(ConfigReader& r, Architecture& a, int64_t image, int64_t patch, double eps, const char* act,
                            bool class_token) {
-  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 12, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
-  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  mha_shape(r, a, 768, 12, 12);
   a.norm.eps = r.number_or("layer_norm_eps", eps, limits::kNormEps);
   a.mlp.activation = activation_from(r, "hidden_act", r.string_or("hidden_act", act));
   VisionSpec& v = a.sections.edit<VisionSpec>();
@@ -417,10 +417,7 @@ void fill_siglip_vision(ConfigReader& r, Architecture& a) {
 // false); the MLP is Wi -> (input, gate) -> act(input) * gate -> Wo. The masked-LM and
 // classifier heads are not imported.
 void fill_modernbert(ConfigReader& r, Architecture& a) {
-  a.hidden_size = r.integer_or("hidden_size", 768, limits::kHiddenSize);
-  a.num_hidden_layers = r.integer_or("num_hidden_layers", 22, limits::kNumHiddenLayers);
-  a.num_attention_heads = r.integer_or("num_attention_heads", 12, limits::kHeads);
-  mha_head_dim(r, a, "hidden_size", "num_attention_heads");
+  mha_shape(r, a, 768, 22, 12);
   a.intermediate_size = r.integer_or("intermediate_size", 1152, limits::kIntermediateSize);
   a.vocab_size = r.integer_or("vocab_size", 50368, limits::kVocabSize);
   a.max_position_embeddings = r.integer_or("max_position_embeddings", 8192, limits::kMaxPositionEmbeddings);
