@@ -71,7 +71,7 @@ struct NormSpec {
   // non-parametric LayerNorm). Applies to the hidden-size norms, not q/k norms.
   bool weight = true;
   // Layer 0's attention branch normalises its input (false: it reads the stream as is,
-  // ModernBERT's attn_norm = Identity on the normalised embeddings; pre placement only).
+  // ModernBERT's attn_norm = Identity on the normalised embeddings; pre-LayerNorm only).
   bool first_attention_norm = true;
   // Each residual branch's output is multiplied by this before it joins the stream
   // (Granite residual_multiplier): x + m * f(x).

@@ -468,9 +468,10 @@ void architecture_validate(const Architecture& a, const ParseContext& ctx) {
     err("norm.bias", "applies only to norm.kind layernorm (RMSNorm has no bias)");
   if (!a.norm.weight && a.norm.weight_offset != 0.0)
     err("norm.weight", "false (no learned weight) leaves nothing for norm.weight_offset to offset: set it to 0");
-  if (!a.norm.first_attention_norm && a.norm.placement != NormPlacement::kPre)
+  if (!a.norm.first_attention_norm && (a.norm.placement != NormPlacement::kPre || a.norm.kind != NormKind::kLayerNorm))
     err("norm.first_attention_norm",
-        fmt::format("false applies only to norm.placement pre (found {})", norm_placement_name(a.norm.placement)));
+        fmt::format("false applies only to norm.kind layernorm with norm.placement pre (found {} {})",
+                    norm_kind_name(a.norm.kind), norm_placement_name(a.norm.placement)));
   if (a.head.kind == HeadKind::kNone) {
     if (a.embedding.tied) err("embedding.tied", "tied embeddings need an LM head (head.kind lm)");
     if (a.head.logit_softcap) err("head.logit_softcap", "applies only to head.kind lm");

@@ -106,6 +106,9 @@ struct FamilyRules {
   // Why `layout` cannot run `arch` with `workload`, one reason per entry (empty: it
   // can). The generic checks (dp divides the batch) are made by layout_misfits().
   std::vector<std::string> (*layout_misfits)(const Architecture&, const Workload&, const Layout&) = nullptr;
+  // Why the family is not sharded by tensor parallelism ("": it is). layout_misfits()
+  // then reports every layout with tp > 1 with this reason, before the family's own.
+  std::string not_tensor_parallel;
   // The fullest rank's memory at its peak on a backend (memory.h). Required.
   MemoryEstimate (*memory_estimate)(const Architecture&, const Workload&, const Layout&, DeviceKind) = nullptr;
   // Which of the FastKernels benchmark's categories (fastkernels_categories()) `arch`

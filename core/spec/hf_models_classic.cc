@@ -479,7 +479,8 @@ void fill_modernbert(ConfigReader& r, Architecture& a) {
   }
   apply_rope(r, a, rope, local_theta.value_or(10000.0), false);
   if (a.position.rope_scaling.type != RopeScalingType::kNone)
-    r.fail("rope_parameters", "found rope scaling, expected none (ModernBERT rotates with plain rope)");
+    r.fail(r.has_value("rope_parameters") ? "rope_parameters" : "rope_scaling",
+           "found rope scaling, expected none (ModernBERT rotates with plain rope)");
 
   const std::string pooling = r.string_or("classifier_pooling", "cls");
   if (pooling != "cls" && pooling != "mean")

@@ -164,7 +164,11 @@ std::optional<Layout> layout_read(const YAML::Node& node, const ParseContext& ct
 }
 
 std::vector<std::string> layout_misfits(const Architecture& a, const Workload& w, const Layout& l) {
-  std::vector<std::string> out = family_rules(a).layout_misfits(a, w, l);
+  const FamilyRules& rules = family_rules(a);
+  std::vector<std::string> out;
+  if (l.tp > 1 && !rules.not_tensor_parallel.empty())
+    out.push_back(fmt::format("tp ({}): {}", l.tp, rules.not_tensor_parallel));
+  for (std::string& m : rules.layout_misfits(a, w, l)) out.push_back(std::move(m));
   if (w.batch % l.dp != 0) out.push_back(fmt::format("dp ({}) does not divide the batch ({})", l.dp, w.batch));
   return out;
 }

@@ -43,7 +43,7 @@ TEST(ShippedSpecs, ElevenArchitecturesAreValidWithSourcesAndTinyPresets) {
     for (auto l : {spec::Layout{1, 1, 1}, spec::Layout{2, 1, 1}, spec::Layout{1, 2, 1}, spec::Layout{2, 2, 1},
                    spec::Layout{4, 1, 1}, spec::Layout{1, 4, 1}, spec::Layout{1, 1, 4}}) {
       const auto m = spec::layout_misfits(tiny, w, l);
-      if (tiny.model_family == "convnext" && l.tp > 1) {  // production does not shard a ConvNeXt by TP
+      if (!spec::family_rules(tiny).not_tensor_parallel.empty() && l.tp > 1) {  // e.g. a ConvNeXt
         EXPECT_TRUE(m.size() == 1 && m[0].find("not tensor-parallel") != std::string::npos) << f << " " << l.name();
         continue;
       }

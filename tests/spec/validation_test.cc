@@ -85,11 +85,16 @@ const std::vector<Case>& cases() {
                              "  sliding_window: 64\n  layer_types: [sliding, sliding, full]\n");
        },
        "attention.layer_types", "the pattern has 3 entries but the model has only 2 layers", "layer_types:"},
+      {"FirstAttentionNormNeedsLayerNorm",
+       [](std::string t) { return insert_after(t, "kind: rmsnorm", "  first_attention_norm: false\n"); },
+       "norm.first_attention_norm", "applies only to norm.kind layernorm with norm.placement pre (found rmsnorm pre)",
+       "first_attention_norm:"},
       {"FirstAttentionNormNeedsPre",
        [](std::string t) {
          return insert_after(t, "kind: rmsnorm", "  placement: sandwich\n  first_attention_norm: false\n");
        },
-       "norm.first_attention_norm", "applies only to norm.placement pre (found sandwich)", "first_attention_norm:"},
+       "norm.first_attention_norm",
+       "applies only to norm.kind layernorm with norm.placement pre (found rmsnorm sandwich)", "first_attention_norm:"},
       {"MoeTopKMoreThanExperts",
        [](std::string t) { return t + "moe: {num_experts: 4, experts_per_token: 8, moe_intermediate_size: 128}\n"; },
        "moe.experts_per_token", "8 is more than moe.num_experts (4)", "moe:"},

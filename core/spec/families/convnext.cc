@@ -180,11 +180,6 @@ void convnext_validate(const Architecture& a, const ParseContext& ctx) {
 
 std::vector<std::string> convnext_layout_misfits(const Architecture& a, const Workload& w, const Layout& l) {
   std::vector<std::string> out;
-  if (l.tp > 1)
-    out.push_back(
-        fmt::format("tp ({}): a ConvNeXt is not tensor-parallel (its depthwise convs and channel "
-                    "LayerNorms are not sharded); run it data- or pipeline-parallel",
-                    l.tp));
   if (l.pp > a.num_hidden_layers)
     out.push_back(fmt::format("pp ({}) is more than the {} stages (num_hidden_layers)", l.pp, a.num_hidden_layers));
   if (w.phase == Phase::kDecode || w.decode_steps > 0)
@@ -264,6 +259,9 @@ void register_convnext_family(FamilyRegistry& r) {
     if (!a.mlp.bias) ctx.error(w.at("mlp.bias"), "mlp.bias", "a ConvNeXt block's pointwise convs add a bias");
   };
   f.layout_misfits = convnext_layout_misfits;
+  f.not_tensor_parallel =
+      "a ConvNeXt is not tensor-parallel (its depthwise convs and channel LayerNorms are not sharded); run it "
+      "data- or pipeline-parallel";
   f.memory_estimate = convnext_memory_estimate;
   f.category = [](const Architecture&) { return FastKernelsCategory::kEdgeDetection; };
   f.workload = convnext_workload;

@@ -205,7 +205,7 @@ void Transformer::block(const Block& b, Stream& s) {
   if (uses_residual_stream()) {
     if (!s.residual.defined()) {
       s.residual = s.h;
-      if (b.normalise) s.h = norm(s.h, *b.norm_w, Tensor(), role + ".norm");
+      s.h = norm(s.h, *b.norm_w, Tensor(), role + ".norm");
     } else {
       rt_.run("fused_add_rms_norm", role + ".norm", call({s.h, s.residual, *b.norm_w}, {a_.norm.eps}));
     }
