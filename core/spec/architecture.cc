@@ -16,6 +16,8 @@ bool Architecture::layer_has_rope(int64_t layer) const {
   return position.rope_layers.empty() || position.rope_layers[static_cast<size_t>(layer) % position.rope_layers.size()];
 }
 
+bool Architecture::layer_has_attention_norm(int64_t layer) const { return layer != 0 || norm.first_attention_norm; }
+
 bool Architecture::layer_is_moe(int64_t layer) const {
   return moe.enabled() && layer >= moe.first_dense_layers &&
          std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) == moe.dense_layers.end();

@@ -220,6 +220,9 @@ struct Architecture {
   LayerType layer_type(int64_t layer) const;
   // Whether `layer` rotates q and k: position.kind rope and not a NoPE layer.
   bool layer_has_rope(int64_t layer) const;
+  // Whether `layer`'s attention branch has an input norm (not layer 0 of a model with
+  // norm.first_attention_norm false: ModernBERT).
+  bool layer_has_attention_norm(int64_t layer) const;
   bool layer_is_moe(int64_t layer) const;
   int64_t rotary_dim() const;
   double attention_scale() const;

@@ -46,7 +46,7 @@ int64_t layer_parameters_per_rank(const Architecture& a, int64_t layer, int64_t 
   const int64_t norm_params = a.norm.kind == NormKind::kLayerNorm ? 2 * h : h;
   const auto placement = a.norm.placement;
   p += norm_params * (placement == NormPlacement::kSandwich ? 4 : placement == NormPlacement::kParallelShared ? 1 : 2);
-  if (layer == 0 && !a.norm.first_attention_norm) p -= norm_params;  // ModernBERT's layer 0
+  if (!a.layer_has_attention_norm(layer)) p -= norm_params;  // ModernBERT's layer 0
   const int64_t mats = a.mlp.gated ? 3 : 2;
   if (a.layer_is_moe(layer)) {
     const int64_t im = a.moe.moe_intermediate_size / tp;

@@ -104,11 +104,15 @@ TensorRef jamba(const std::string& canonical, const Architecture&) {
   return {canonical};
 }
 
-// A layer's gate and up projections as the halves of one gate_up_proj (gate first:
-// Phi-3, GLM); nullopt for other names.
-std::optional<TensorRef> fused_gate_up(const std::string& rest, const std::string& base, int64_t inter) {
-  if (rest == "mlp.gate_proj.weight") return TensorRef{base + "mlp.gate_up_proj.weight", 0, 2 * inter};
-  if (rest == "mlp.up_proj.weight") return TensorRef{base + "mlp.gate_up_proj.weight", inter, 2 * inter};
+// A layer's gate and up projections (weights and biases) as the halves of one fused
+// tensor, gate first: `fused` is Phi-3's and GLM's mlp.gate_up_proj, ModernBERT's mlp.Wi;
+// nullopt for other names.
+std::optional<TensorRef> fused_gate_up(const std::string& rest, const std::string& base, int64_t inter,
+                                       const std::string& fused = "mlp.gate_up_proj") {
+  for (const char* what : {"weight", "bias"}) {
+    if (rest == fmt::format("mlp.gate_proj.{}", what)) return TensorRef{base + fused + "." + what, 0, 2 * inter};
+    if (rest == fmt::format("mlp.up_proj.{}", what)) return TensorRef{base + fused + "." + what, inter, 2 * inter};
+  }
   return std::nullopt;
 }
 
@@ -205,10 +209,7 @@ TensorRef modernbert(const std::string& canonical, const Architecture& a) {
   const std::string b = fmt::format("layers.{}.", l);
   const int64_t n = a.hidden_size;
   if (const auto p = qkv_name(rest)) return {b + "attn.Wqkv." + p->what, p->part * n, 3 * n};
-  if (rest == "mlp.gate_proj.weight") return {b + "mlp.Wi.weight", 0, 2 * a.intermediate_size};
-  if (rest == "mlp.up_proj.weight") return {b + "mlp.Wi.weight", a.intermediate_size, 2 * a.intermediate_size};
-  if (rest == "mlp.gate_proj.bias") return {b + "mlp.Wi.bias", 0, 2 * a.intermediate_size};
-  if (rest == "mlp.up_proj.bias") return {b + "mlp.Wi.bias", a.intermediate_size, 2 * a.intermediate_size};
+  if (auto r = fused_gate_up(rest, b, a.intermediate_size, "mlp.Wi")) return *r;
   if (auto r = renamed_any(rest, b,
                            {{"self_attn.o_proj.", "attn.Wo."},
                             {"input_layernorm.", "attn_norm."},

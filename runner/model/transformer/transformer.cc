@@ -266,7 +266,7 @@ void Transformer::layer(const LayerWeights& w, int64_t local, Stream& s, int64_t
       {"mlp", &w.mlp_norm_w, &w.mlp_norm_b, &w.post_mlp_norm_w, &w.mlp_scale,
        [&](const Tensor& x) { return a_.layer_is_moe(w.index) ? moe(w, x) : mlp(w, x); }},
   };
-  blocks[0].normalise = w.index != 0 || a_.norm.first_attention_norm;
+  blocks[0].normalise = a_.layer_has_attention_norm(w.index);
   if (placement_parallel()) {
     parallel_blocks(blocks[0], blocks[1], s);
   } else {

@@ -33,8 +33,7 @@ struct Gen : LayerGen {
     // Parallel layers name their MLP's norm post_attention_layernorm too (GPT-NeoX);
     // parallel_shared ones have the input norm alone.
     const bool mlp_norm = a.norm.placement != spec::NormPlacement::kParallelShared;
-    // ModernBERT's layer 0 has no attention norm (norm.first_attention_norm false).
-    const bool attn_norm = l != 0 || a.norm.first_attention_norm;
+    const bool attn_norm = a.layer_has_attention_norm(l);  // not ModernBERT's layer 0
     if (a.norm.placement == spec::NormPlacement::kPostBranch) {
       // OLMo 2: the branches' outputs are normalised, and no input norm exists.
       w.post_attn_norm_w = make(norm(layer_name(l, "post_attention_layernorm.weight")));
