@@ -2,6 +2,7 @@
 
 #include "collectives/communicator.h"
 #include "core/error.h"
+#include "kernels/cuda/cublaslt_api.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_tracer.h"
 #include "kernels/cuda/cudnn_status.h"
@@ -262,6 +263,7 @@ class CudaBackend final : public kernels::Backend {
                                 driver / 1000, driver % 1000 / 10);
     if (const std::string nv = nvml_driver_version(); !nv.empty()) facts_.driver += ", " + nv;
     facts_.driver += ", " + cudnn_library().describe();  // the attention baseline's prefill engine
+    facts_.driver += ", " + cublaslt_library().describe();  // the linear baseline's GEMMs
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_) == cudaSuccess) facts_.pci_bus_id = bus;
     // The judge's timing needs no persisting L2 lines: hold the limit at 0 (audit checks it).

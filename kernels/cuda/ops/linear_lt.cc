@@ -5,12 +5,12 @@
 #include "kernels/cuda/ops/linear_lt.h"
 
 #include "core/error.h"
+#include "kernels/cuda/cublaslt_api.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/env_switch.h"
 #include "kernels/cuda/event_pair.h"
 #include "kernels/cuda/ops/linear_launch.h"
 
-#include <cublasLt.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,10 +30,13 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr int kOffered = 8;  // configurations asked of the heuristic for one problem
 
+// The process's cuBLASLt (loaded on the first call; throws naming why it cannot be).
+const CublasLtApi& lt() { return cublaslt_api(); }
+
 void lt_check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    fail(ErrorKind::kRuntime, "linear: cuBLASLt call {} failed: {} ({})", call, cublasLtGetStatusName(status),
-         cublasLtGetStatusString(status));
+    fail(ErrorKind::kRuntime, "linear: cuBLASLt call {} failed: {} ({})", call, lt().status_name(status),
+         lt().status_string(status));
 }
 #define FK_LT_CHECK(call) lt_check((call), #call)
 
@@ -93,36 +96,36 @@ struct Descriptors {
   Descriptors(launch::Elem elem, int64_t m, int64_t n, int64_t k, const void* bias, bool f32_out = false,
               int64_t batch = 0) {
     const cudaDataType_t t = data_type(elem);
-    FK_LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    FK_LT_CHECK(lt().matmul_desc_create(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const int32_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-    FK_LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
-    FK_LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
+    FK_LT_CHECK(lt().matmul_desc_set_attribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+    FK_LT_CHECK(lt().matmul_desc_set_attribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
     if (bias != nullptr) {
       const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
       const int32_t bias_type = t;  // the bias has the output's dtype (also cuBLASLt's default)
-      FK_LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
-      FK_LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-      FK_LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+      FK_LT_CHECK(lt().matmul_desc_set_attribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      FK_LT_CHECK(lt().matmul_desc_set_attribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+      FK_LT_CHECK(
+          lt().matmul_desc_set_attribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
     }
     const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n), uk = static_cast<uint64_t>(k);
-    FK_LT_CHECK(cublasLtMatrixLayoutCreate(&a, t, uk, un, k));
-    FK_LT_CHECK(cublasLtMatrixLayoutCreate(&b, t, uk, um, k));
-    FK_LT_CHECK(cublasLtMatrixLayoutCreate(&d, f32_out ? CUDA_R_32F : t, un, um, n));
+    FK_LT_CHECK(lt().layout_create(&a, t, uk, un, k));
+    FK_LT_CHECK(lt().layout_create(&b, t, uk, um, k));
+    FK_LT_CHECK(lt().layout_create(&d, f32_out ? CUDA_R_32F : t, un, um, n));
     if (batch > 0) {  // each operand an array of `batch` device pointers
       const int32_t count = static_cast<int32_t>(batch);
       const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
       for (auto* layout : {a, b, d}) {
-        FK_LT_CHECK(
-            cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-        FK_LT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
+        FK_LT_CHECK(lt().layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+        FK_LT_CHECK(lt().layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)));
       }
     }
   }
   ~Descriptors() {
-    if (d) cublasLtMatrixLayoutDestroy(d);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (d) lt().layout_destroy(d);
+    if (b) lt().layout_destroy(b);
+    if (a) lt().layout_destroy(a);
+    if (op) lt().matmul_desc_destroy(op);
   }
   Descriptors(const Descriptors&) = delete;
   Descriptors& operator=(const Descriptors&) = delete;
@@ -133,21 +136,21 @@ struct Descriptors {
 std::vector<cublasLtMatmulHeuristicResult_t> offered(cublasLtHandle_t handle, const Descriptors& desc, uint32_t align,
                                                      bool may_be_empty = false) {
   cublasLtMatmulPreference_t pref = nullptr;
-  FK_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  FK_LT_CHECK(lt().preference_create(&pref));
   struct Guard {
     cublasLtMatmulPreference_t p;
-    ~Guard() { cublasLtMatmulPreferenceDestroy(p); }
+    ~Guard() { lt().preference_destroy(p); }
   } guard{pref};
   const uint64_t workspace = kWorkspaceBytes;
-  FK_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                   sizeof(workspace)));
+  FK_LT_CHECK(
+      lt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
   for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    FK_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)));
+    FK_LT_CHECK(lt().preference_set_attribute(pref, attr, &align, sizeof(align)));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kOffered);
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref,
-                                                               kOffered, results.data(), &found);
+  const cublasStatus_t status =
+      lt().algo_get_heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, pref, kOffered, results.data(), &found);
   if (may_be_empty && status == CUBLAS_STATUS_NOT_SUPPORTED) return {};
   FK_LT_CHECK(status);
   results.resize(static_cast<size_t>(std::max(found, 0)));
@@ -161,7 +164,7 @@ template <typename V>
 V algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
   V v{};
   size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS) return V{};
+  if (lt().algo_config_get_attribute(&algo, attr, &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS) return V{};
   return v;
 }
 
@@ -318,8 +321,8 @@ struct LinearLt::State {
 LinearLt::LinearLt() : state_(new State) {}
 
 LinearLt& LinearLt::instance() {
-  static LinearLt* lt = new LinearLt;  // leaked on purpose: no teardown after the CUDA context
-  return *lt;
+  static LinearLt* one = new LinearLt;  // leaked on purpose: no teardown after the CUDA context
+  return *one;
 }
 
 void LinearLt::matmul(void* out, const void* x, const void* w, const void* bias, launch::Elem elem, int64_t m,
@@ -337,6 +340,15 @@ bool LinearLt::matmul_batched(void* const* out, const void* const* x, const void
 }
 
 bool LinearLt::run(const Problem& p, cudaStream_t stream) {
+  // cuBLASLt is loaded by the first matmul, which may come inside a stream capture:
+  // relaxed meanwhile, in case its initialisation calls the runtime. A failed load
+  // throws here, and again at the next call.
+  static const bool loaded = [] {
+    const RelaxedCaptureMode relaxed;
+    lt();
+    return true;
+  }();
+  (void)loaded;
   const int device = current_device();
   const Key key{device,    p.m,
                 p.n,       p.k,
@@ -354,7 +366,7 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
       // eager call): this thread's capture mode is relaxed meanwhile, so that the
       // handle and the workspace, which outlive the graph, can be made.
       const RelaxedCaptureMode relaxed;
-      if (ds.handle == nullptr) FK_LT_CHECK(cublasLtCreate(&ds.handle));
+      if (ds.handle == nullptr) FK_LT_CHECK(lt().create(&ds.handle));
       FK_CUDA_CHECK(cudaMalloc(&ds.workspace, kWorkspaceBytes));
     }
     dev = ds;
@@ -396,11 +408,10 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
     for (const auto& r : choice.offered)
       candidates.push_back({algo_name(r.algo), [&, algo = r.algo]() -> std::string {
                               const cublasStatus_t status =
-                                  cublasLtMatmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out,
-                                                 desc.d, p.out, desc.d, &algo, dev.workspace, kWorkspaceBytes, stream);
+                                  lt().matmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out,
+                                              desc.d, p.out, desc.d, &algo, dev.workspace, kWorkspaceBytes, stream);
                               if (status == CUBLAS_STATUS_SUCCESS) return {};
-                              return fmt::format("{} ({})", cublasLtGetStatusName(status),
-                                                 cublasLtGetStatusString(status));
+                              return fmt::format("{} ({})", lt().status_name(status), lt().status_string(status));
                             }});
     if (choice.gemv_offered)
       candidates.push_back({kGemvName, [&]() -> std::string {
@@ -419,8 +430,8 @@ bool LinearLt::run(const Problem& p, cudaStream_t stream) {
       fail(ErrorKind::kRuntime, "linear: the GEMV kernel's launch failed: {}", cudaGetErrorString(e));
     return true;
   }
-  FK_LT_CHECK(cublasLtMatmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out, desc.d, p.out, desc.d,
-                             &choice.algo, dev.workspace, kWorkspaceBytes, stream));
+  FK_LT_CHECK(lt().matmul(dev.handle, desc.op, &alpha, p.w, desc.a, p.x, desc.b, &beta, p.out, desc.d, p.out, desc.d,
+                          &choice.algo, dev.workspace, kWorkspaceBytes, stream));
   return true;
 }
 
