@@ -116,6 +116,9 @@ typedef int (*fk_add_fn)(const fk_context*, fk_t out, fk_t a, fk_t b);
 typedef int (*fk_scale_fn)(const fk_context*, fk_t x, double factor);
 typedef int (*fk_softcap_fn)(const fk_context*, fk_t x, double cap);
 typedef int (*fk_argmax_fn)(const fk_context*, fk_t ids, fk_t input);
+/* out[T,Hq,D]; query[T,Hq,D]; key/value[B,S,Hk,D]: every row sees all S keys of its sequence */
+typedef int (*fk_cross_attention_fn)(const fk_context*, fk_t out, fk_t query, fk_t key, fk_t value, double scale,
+                                     double q_len);
 
 /* Every candidate library exports this (FK_KERNEL_DEFINE_ABI_VERSION). */
 uint32_t fk_kernel_abi_version(void);

@@ -106,6 +106,7 @@ void register_builtin_ops() {
     register_mla(r);
     register_vision(r);
     register_conv(r);
+    register_cross_attention(r);
   });
 }
 

@@ -17,6 +17,12 @@
 // Prefill calls it with q_start 0 and q_len = prompt length, decode with q_len 1 and
 // q_start = tokens already cached. The CPU baseline streams over keys per query row
 // (fp32 scores, max-subtracted softmax); the reference is fp64.
+//
+// cross_attention: an encoder-decoder's attention of the decoder's queries over the
+// encoder's keys and values (Whisper, T5):
+//   out [T, Hq, D], query [T, Hq, D], key / value [B, S, Hk, D], T = B * q_len;
+//   every query row of sequence b sees all S keys of b, whatever its position (no mask);
+//   scores = scale * q.k; GQA as above. The same code as attention's, with S keys.
 #include "kernels/cpu/elem.h"
 #include "kernels/ops/op_util.h"
 #include "kernels/ops/ops.h"
@@ -60,9 +66,28 @@ Geometry geometry(const OpCall& c) {
   return g;
 }
 
+// cross_attention's geometry: S = key.size(1) keys for every row.
+enum { kCrossScale, kCrossQLen };
+Geometry cross_geometry(const OpCall& c) {
+  Geometry g;
+  g.b = c.arg(kKeyCache).size(0);
+  g.q_len = c.iparam(kCrossQLen);
+  g.q_start = 0;
+  g.kv_len = c.arg(kKeyCache).size(1);
+  g.hq = c.arg(kQuery).size(1);
+  g.hk = c.arg(kKeyCache).size(2);
+  g.d = c.arg(kQuery).size(2);
+  g.causal = false;
+  g.window = 0;
+  g.softcap = 0;
+  g.sinks = false;
+  return g;
+}
+
+// Both ops' CPU baseline and fp64 reference, over the geometry g of call c (the scale
+// is parameter 0 of both; sinks are read only when g.sinks).
 template <typename T>
-void attention_cpu(const OpCall& c) {
-  const Geometry g = geometry(c);
+void attention_cpu(const OpCall& c, const Geometry& g) {
   const int64_t L = c.arg(kKeyCache).size(1);
   const T* q = c.arg(kQuery).data_as<T>();
   const T* kc = c.arg(kKeyCache).data_as<T>();
@@ -114,8 +139,7 @@ void attention_cpu(const OpCall& c) {
   }
 }
 
-void attention_reference(const OpCall& c) {
-  const Geometry g = geometry(c);
+void attention_reference(const OpCall& c, const Geometry& g) {
   const int64_t L = c.arg(kKeyCache).size(1);
   const double *q = util::f64(c.arg(kQuery)), *kc = util::f64(c.arg(kKeyCache)), *vc = util::f64(c.arg(kValueCache));
   double* out = util::f64(c.arg(kOut));
@@ -184,7 +208,7 @@ void register_attention(OpRegistry& reg) {
     if (g.sinks && c.arg(kSinks).size(0) != g.hq) return std::string("attention: sinks must be [q_heads]");
     return std::string();
   };
-  d.reference = attention_reference;
+  d.reference = [](const OpCall& c) { attention_reference(c, geometry(c)); };
   d.make = [](const OpShape& s, DType dt, const RngStream& rng) {
     const int64_t b = s.dim("batch"), hq = s.dim("q_heads"), hk = s.dim("kv_heads"), hd = s.dim("head_dim");
     const int64_t q_len = static_cast<int64_t>(s.params.at(kQLen));
@@ -223,7 +247,66 @@ void register_attention(OpRegistry& reg) {
   };
   reg.add(d);
   reg.add_impl({"attention", "cpu", DeviceKind::kCpu, nullptr, [](const OpCall& c) {
-                  cpu::dispatch_float(c.arg(kQuery).dtype(), [&](auto tag) { attention_cpu<decltype(tag)>(c); });
+                  cpu::dispatch_float(c.arg(kQuery).dtype(),
+                                      [&](auto tag) { attention_cpu<decltype(tag)>(c, geometry(c)); });
+                }});
+}
+
+void register_cross_attention(OpRegistry& reg) {
+  OpDef d;
+  d.name = "cross_attention";
+  d.summary = "attention of decoder queries over every position of the encoder's keys and values (GQA)";
+  d.args = {{"out", ArgRole::kOut}, {"query", ArgRole::kIn}, {"key", ArgRole::kIn}, {"value", ArgRole::kIn}};
+  d.params = {"scale", "q_len"};
+  d.check = [d](const OpCall& c) {
+    std::string e = util::first_error({util::check_tensor(c, d, kOut, 3), util::check_tensor(c, d, kQuery, 3),
+                                       util::check_tensor(c, d, kKeyCache, 4), util::check_tensor(c, d, kValueCache, 4),
+                                       util::check_same_dtype(c, d)});
+    if (!e.empty()) return e;
+    if (c.params.size() != 2) return std::string("cross_attention: expects 2 parameters");
+    const Geometry g = cross_geometry(c);
+    if (c.arg(kOut).shape() != c.arg(kQuery).shape())
+      return std::string("cross_attention: out and query shapes differ");
+    if (c.arg(kValueCache).shape() != c.arg(kKeyCache).shape())
+      return std::string("cross_attention: key and value shapes differ");
+    if (g.q_len < 1) return std::string("cross_attention: q_len must be >= 1");
+    if (g.kv_len < 1) return std::string("cross_attention: the encoder has no positions (key is [B, 0, ...])");
+    if (c.arg(kQuery).size(0) != g.b * g.q_len) return std::string("cross_attention: query rows must be batch x q_len");
+    if (g.hk < 1 || g.hq % g.hk != 0) return std::string("cross_attention: kv heads must divide query heads");
+    if (c.arg(kKeyCache).size(3) != g.d) return std::string("cross_attention: head_dim of query and key differ");
+    return std::string();
+  };
+  d.reference = [](const OpCall& c) { attention_reference(c, cross_geometry(c)); };
+  d.make = [](const OpShape& s, DType dt, const RngStream& rng) {
+    const int64_t b = s.dim("batch"), hq = s.dim("q_heads"), hk = s.dim("kv_heads"), hd = s.dim("head_dim");
+    const int64_t q_len = static_cast<int64_t>(s.params.at(kCrossQLen)), kv = s.dim("kv_len");
+    return OpCall{{util::output(dt, {b * q_len, hq, hd}), util::uniform(dt, {b * q_len, hq, hd}, rng, "query", -1, 1),
+                   util::uniform(dt, {b, kv, hk, hd}, rng, "key", -1, 1),
+                   util::uniform(dt, {b, kv, hk, hd}, rng, "value", -1, 1)},
+                  s.params};
+  };
+  d.shape_of = [](const OpCall& c) {
+    return OpShape{{{"batch", c.arg(kKeyCache).size(0)},
+                    {"q_heads", c.arg(kQuery).size(1)},
+                    {"kv_heads", c.arg(kKeyCache).size(2)},
+                    {"head_dim", c.arg(kQuery).size(2)},
+                    {"kv_len", c.arg(kKeyCache).size(1)}},
+                   c.params};
+  };
+  d.flops = [](const OpCall& c) {
+    const Geometry g = cross_geometry(c);
+    return 4.0 * static_cast<double>(g.b * g.q_len) * static_cast<double>(g.kv_len) * static_cast<double>(g.hq * g.d);
+  };
+  d.bytes = [](const OpCall& c) {
+    const Geometry g = cross_geometry(c);
+    const double es = static_cast<double>(dtype_size(c.arg(kQuery).dtype()));
+    return es *
+           (2.0 * static_cast<double>(c.arg(kQuery).numel()) + 2.0 * static_cast<double>(g.b * g.kv_len * g.hk * g.d));
+  };
+  reg.add(d);
+  reg.add_impl({"cross_attention", "cpu", DeviceKind::kCpu, nullptr, [](const OpCall& c) {
+                  cpu::dispatch_float(c.arg(kQuery).dtype(),
+                                      [&](auto tag) { attention_cpu<decltype(tag)>(c, cross_geometry(c)); });
                 }});
 }
 

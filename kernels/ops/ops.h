@@ -14,6 +14,8 @@ void register_rotary_embedding(OpRegistry& reg);
 void register_linear(OpRegistry& reg);
 void register_activations(OpRegistry& reg);
 void register_attention(OpRegistry& reg);
+// cross_attention (kernels/ops/attention.cc): encoder-decoder attention.
+void register_cross_attention(OpRegistry& reg);
 void register_kv_cache_write(OpRegistry& reg);
 void register_topk_softmax(OpRegistry& reg);
 void register_fused_moe(OpRegistry& reg);

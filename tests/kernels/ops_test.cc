@@ -123,6 +123,18 @@ std::vector<Case> cases() {
       {1.0 / std::sqrt(128.0), 70, 0, 0, 5, 0});
   add("attention", {{"batch", 1}, {"q_heads", 2}, {"kv_heads", 1}, {"head_dim", 80}, {"cache_len", 20}},
       {1.0 / std::sqrt(80.0), 20, 0, 0, 64, 0});
+  // Cross-attention (Whisper, T5): a decoder prefill shorter than the encoder over
+  // several key tiles (MHA, Whisper's 64-wide heads), one longer than it (T5's decoder
+  // may outrun a short input), decode steps split over 1,500 keys (Whisper's encoder
+  // length) with GQA, and a decode group on CUDA cores.
+  add("cross_attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 4}, {"head_dim", 64}, {"kv_len", 150}},
+      {0.125, 7});
+  add("cross_attention", {{"batch", 2}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", 128}, {"kv_len", 9}},
+      {1.0 / std::sqrt(128.0), 40});
+  add("cross_attention", {{"batch", 3}, {"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 64}, {"kv_len", 1500}},
+      {0.125, 1});
+  add("cross_attention", {{"batch", 1}, {"q_heads", 32}, {"kv_heads", 1}, {"head_dim", 80}, {"kv_len", 300}},
+      {1.0 / std::sqrt(80.0), 1});
   // gpt-oss' attention sinks: prefill with a sliding window (the tensor-core flash kernel
   // and cuDNN's refusal), decode split over the keys (the merge adds the sink), a decode
   // group on CUDA cores, bidirectional, and fp32's general kernel (every dtype runs).
@@ -444,6 +456,56 @@ TEST(OpsAttentionWindow, BidirectionalBandIsWindowEachSideClipped) {
               Tensor::zeros(DType::kF32, {1, n, 1, d}), Tensor::zeros(DType::kF32, {1, n, 1, d}), Tensor()},
              {0.125, static_cast<double>(n), 0, 0, -1, 0}};
   EXPECT_NE(def.check(bad).find("window must be >= 0"), std::string::npos) << def.check(bad);
+}
+
+// cross_attention: every decoder row sees every encoder key, whatever its position and
+// however many rows there are. With equal scores (zero queries) and v[j] = j, each
+// row's output is the mean of 0 .. S - 1. Bad calls are refused by name.
+TEST(OpsCrossAttention, EveryRowSeesEveryEncoderKey) {
+  Backend& backend = test_backend();
+  const OpDef& def = OpRegistry::global().def("cross_attention");
+  const int64_t b = 2, s = 11, d = 64;
+  for (const int64_t q_len : {int64_t{1}, int64_t{5}, int64_t{17}}) {
+    for (DType dt : {DType::kF32, DType::kBF16}) {
+      const int64_t t = b * q_len;
+      Tensor v = Tensor::zeros(DType::kF32, {b, s, 2, d});
+      for (int64_t i = 0; i < b; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t e = 0; e < d; ++e)
+              v.span<float>()[static_cast<size_t>(((i * s + j) * 2 + h) * d + e)] = static_cast<float>(j + 100 * i);
+      OpCall c{
+          {Tensor::empty(dt, {t, 4, d}), Tensor::zeros(dt, {t, 4, d}), Tensor::zeros(dt, {b, s, 2, d}), v.to_dtype(dt)},
+          {0.125, static_cast<double>(q_len)}};
+      ASSERT_EQ(def.check(c), "");
+      OpCall dev = backend.to_device(c);
+      backend.activate();
+      backend.baseline("cross_attention")->run(dev);
+      const Tensor got = backend.to_host(dev.args[0]).to_dtype(DType::kF32);
+      for (int64_t r = 0; r < t; ++r)
+        for (int64_t h = 0; h < 4; ++h) {
+          const float want = static_cast<float>(s - 1) / 2 + static_cast<float>(100 * (r / q_len));
+          EXPECT_NEAR(got.span<float>()[static_cast<size_t>((r * 4 + h) * d + 7)], want, 0.5)
+              << dtype_name(dt) << " q_len " << q_len << " row " << r << " head " << h;
+        }
+    }
+  }
+  const RngStream rng(3, "cross");
+  const OpShape shape{{{"batch", 2}, {"q_heads", 4}, {"kv_heads", 2}, {"head_dim", 8}, {"kv_len", 5}}, {0.3, 3}};
+  OpCall bad = def.make(shape, DType::kF32, rng);
+  ASSERT_EQ(def.check(bad), "");
+  bad.params[1] = 4;  // rows are batch x 3
+  EXPECT_NE(def.check(bad).find("query rows must be batch x q_len"), std::string::npos) << def.check(bad);
+  bad = def.make(shape, DType::kF32, rng);
+  bad.args[3] = Tensor::zeros(DType::kF32, {2, 6, 2, 8});
+  EXPECT_NE(def.check(bad).find("key and value shapes differ"), std::string::npos) << def.check(bad);
+  bad = def.make(shape, DType::kF32, rng);
+  bad.args[2] = Tensor::zeros(DType::kF32, {2, 5, 3, 8});
+  bad.args[3] = Tensor::zeros(DType::kF32, {2, 5, 3, 8});
+  EXPECT_NE(def.check(bad).find("kv heads must divide query heads"), std::string::npos) << def.check(bad);
+  bad = def.make(shape, DType::kF32, rng);
+  bad.params.pop_back();
+  EXPECT_NE(def.check(bad).find("expects 2 parameters"), std::string::npos) << def.check(bad);
 }
 
 // fused_moe's bytes are those a call must move: the weights of the experts its tokens

@@ -9,7 +9,8 @@
 // kBK / kGroup keys each, keep the row's running max and sum (online softmax, fp32)
 // and kGroup-strided slices of its output accumulator. Per-row masking reproduces the
 // CPU op exactly: causal keys j in [p - window + 1, p] (window > 0) or [0, p];
-// bidirectional keys j < q_start + q_len, within |p - j| < window when window > 0.
+// bidirectional keys j < kv_end (q_start + q_len, or every key of a cross-attention),
+// within |p - j| < window when window > 0.
 #include "kernels/cuda/ops/attention_launch.h"
 #include "kernels/cuda/ops/attention.cuh"
 #include "kernels/cuda/ops/elem.cuh"
@@ -193,10 +194,14 @@ AttentionDevice attention_device() {
 cudaError_t launch::attention(void* out, const void* query, const void* key_cache, const void* value_cache, Elem elem,
                               int64_t batch, int64_t cache_len, int64_t q_len, int64_t q_start, int64_t q_heads,
                               int64_t kv_heads, int64_t head_dim, float scale, bool causal, int64_t window,
-                              float softcap, const float* sinks, cudaStream_t stream) {
+                              float softcap, const float* sinks, cudaStream_t stream, int64_t kv_len) {
   if (batch == 0 || q_heads == 0 || head_dim == 0) return cudaSuccess;
-  if (batch < 0 || q_len < 1 || q_start < 0 || q_start + q_len > cache_len || kv_heads < 1 || kv_heads > 65535 ||
-      q_heads % kv_heads != 0 || head_dim < 0 || head_dim > kAttentionMaxHeadDim)
+  // Cross-attention (kv_len > 0): every query sees the kv_len keys, whatever its position.
+  const bool cross = kv_len > 0;
+  if (batch < 0 || q_len < 1 || q_start < 0 || kv_heads < 1 || kv_heads > 65535 || q_heads % kv_heads != 0 ||
+      head_dim < 0 || head_dim > kAttentionMaxHeadDim || kv_len < 0)
+    return cudaErrorInvalidValue;
+  if (cross ? (causal || window != 0 || q_start != 0 || kv_len > cache_len) : q_start + q_len > cache_len)
     return cudaErrorInvalidValue;
   Geometry g{};
   g.batch = batch;
@@ -213,6 +218,7 @@ cudaError_t launch::attention(void* out, const void* query, const void* key_cach
   g.causal = causal;
   g.window = window;
   g.sinks = sinks;
+  g.kv_end = cross ? kv_len : q_start + q_len;
   if (attention_decode_mma_fits(out, query, key_cache, value_cache, elem, g))
     return attention_decode_mma(out, query, key_cache, value_cache, elem, g, stream);
   if (attention_decode_fits(out, query, key_cache, value_cache, elem, g))

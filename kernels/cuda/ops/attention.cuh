@@ -34,16 +34,18 @@ struct AttentionGeometry {
   // Per query head, a score every row also counts in its softmax's denominator (gpt-oss'
   // attention sinks; device fp32 [q_heads]), or null.
   const float* sinks;
+  // Keys a bidirectional query sees: q_start + q_len (self-attention: the keys cached
+  // so far), or every key of the encoder's (cross_attention).
+  int64_t kv_end;
   // Keys [first_key(p), end_key(p)) are visible to a query at position p; both are
   // monotone in p. Causal: [p - window + 1, p] (window > 0) or [0, p]; bidirectional:
-  // (p - window, p + window) (window > 0) or every cached key.
+  // (p - window, p + window) (window > 0) or every key below kv_end.
   __host__ __device__ int64_t first_key(int64_t p) const {
     return window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
   }
   __host__ __device__ int64_t end_key(int64_t p) const {
     if (causal) return p + 1;
-    const int64_t n = q_start + q_len;
-    return window > 0 && p + window < n ? p + window : n;
+    return window > 0 && p + window < kv_end ? p + window : kv_end;
   }
 };
 

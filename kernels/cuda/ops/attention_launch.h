@@ -20,9 +20,12 @@ inline constexpr int64_t kAttentionMaxHeadDim = 256;
 // and kv_heads <= 65535 (cudaErrorInvalidValue otherwise). window > 0 limits a causal
 // query at position p to keys p - window + 1 .. p; softcap > 0 caps the scores; sinks,
 // device fp32 [q_heads] or null, adds exp(sinks[h]) to head h's softmax denominator.
+// kv_len > 0 makes it cross-attention (kernels/ops/attention.cc, cross_attention): every
+// query row sees keys 0 .. kv_len - 1 of its sequence; it needs causal false, window 0,
+// q_start 0 and kv_len <= cache_len, and q_len may exceed kv_len.
 cudaError_t attention(void* out, const void* query, const void* key_cache, const void* value_cache, Elem elem,
                       int64_t batch, int64_t cache_len, int64_t q_len, int64_t q_start, int64_t q_heads,
                       int64_t kv_heads, int64_t head_dim, float scale, bool causal, int64_t window, float softcap,
-                      const float* sinks, cudaStream_t stream);
+                      const float* sinks, cudaStream_t stream, int64_t kv_len = 0);
 
 }  // namespace fk::cuda::launch
